@@ -1,0 +1,30 @@
+// Names of graveyard entries. One format shared by the preload, the FUSE daemon and
+// `nfsshim gc`:
+//
+//   KIND~HOST~BOOT~PID~START~SEQ
+//
+// KIND is 'b' for a file we buried (removed when its owner's last reference goes, or
+// when the owner is found dead) or 's' for a silly-rename leftover we swept out of a
+// directory so that rmdir could succeed (somebody else may hold it: removed only
+// after the foreign age). HOST contains no '~'; all other fields are numbers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "nfsshim/identity.h"
+
+namespace nfsshim {
+
+struct EntryName {
+  char kind = 'b';
+  Identity owner;
+  uint64_t seq = 0;
+
+  std::string format() const;
+  static std::optional<EntryName> parse(std::string_view name);
+};
+
+}  // namespace nfsshim

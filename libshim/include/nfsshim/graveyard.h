@@ -1,0 +1,94 @@
+// The graveyard: one hidden directory per filesystem where a file that was unlinked
+// (or renamed over) while still referenced waits for its last reference to go.
+//
+//   <root>/.graveyard.nfsshim/          mode 1733: anyone may add, nobody may list
+//   <root>/.graveyard.nfsshim/u<UID>/   mode 0700, owned by UID: one user's entries
+//   <root>/.graveyard.nfsshim/u<UID>/<entry name>   see entry_name.h
+//
+// Moving a file into the graveyard is a rename on the same filesystem, so open fds and
+// mappings keep working on the same data (and on NFS no silly rename happens: only
+// the *target* of a rename and an unlinked busy name are silly-renamed). Everything
+// is done relative to the descriptor of the user's subdirectory, opened with
+// O_NOFOLLOW and checked for owner and mode, so a symlink or a directory planted by
+// another user can never redirect a bury, a reap or a restore.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nfsshim/entry_name.h"
+#include "nfsshim/identity.h"
+
+namespace nfsshim {
+
+inline constexpr const char kDefaultGraveyardName[] = ".graveyard.nfsshim";
+
+// True if NAME may be used as a graveyard directory name: one path component that the
+// usual cleanup globs (".nfs*", ".fuse_hidden*") do not match.
+bool valid_graveyard_name(const std::string& name, std::string* why);
+
+enum class ReapAction {
+  keep,    // owner alive, or too young to judge, or not ours to judge
+  remove,  // owner gone
+  adopt,   // owned by this very process (e.g. entries made before an exec)
+};
+
+struct ReapDecision {
+  std::string name;
+  ReapAction action = ReapAction::keep;
+  std::string reason;
+};
+
+struct ReapStats {
+  unsigned removed = 0;
+  unsigned kept = 0;
+  unsigned failed = 0;
+};
+
+// Decides what to do with one entry. AGE_S is how long ago it was buried (ctime).
+ReapDecision classify_entry(const std::string& name, const Identity& self, int64_t age_s,
+                            int64_t foreign_max_age_s, const char* proc = "/proc");
+
+class Graveyard {
+ public:
+  // Opens PARENT_FD/NAME/u<UID>, creating missing levels when CREATE is set.
+  // Returns 0 or -errno; on failure WHY says what was wrong.
+  static int open(int parent_fd, const std::string& name, uid_t uid, bool create,
+                  std::unique_ptr<Graveyard>* out, std::string* why);
+
+  Graveyard(const Graveyard&) = delete;
+  Graveyard& operator=(const Graveyard&) = delete;
+  ~Graveyard();
+
+  int fd() const { return fd_; }
+  dev_t dev() const { return dev_; }
+
+  // Moves DIRFD/PATH here under a fresh name of KIND ('b' or 's'). 0 or -errno;
+  // on failure nothing was moved.
+  int bury(int dirfd, const char* path, char kind, std::string* entry);
+  // Removes an entry (0, or -errno; -ENOENT if somebody else already did).
+  int remove(const std::string& entry);
+  // Moves an entry back to DIRFD/PATH without replacing anything there.
+  int restore(const std::string& entry, int dirfd, const char* path);
+
+  // Names of all entries (including ones the kernel silly-renamed in here).
+  std::vector<std::string> list() const;
+  // What reaping would do with every entry.
+  std::vector<ReapDecision> plan(const Identity& self, int64_t foreign_max_age_s,
+                                 time_t now) const;
+  // Removes the entries that PLAN marked for removal.
+  ReapStats execute(const std::vector<ReapDecision>& plan);
+
+ private:
+  Graveyard(int fd, dev_t dev) : fd_(fd), dev_(dev) {}
+  int fd_;
+  dev_t dev_;
+  std::atomic<uint64_t> seq_{0};
+};
+
+}  // namespace nfsshim

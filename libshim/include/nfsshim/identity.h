@@ -1,0 +1,39 @@
+// Who owns a graveyard entry: host, boot, process. A process is named by its pid and
+// its start time (field 22 of /proc/PID/stat), so a recycled pid is never mistaken
+// for the owner.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace nfsshim {
+
+struct Identity {
+  std::string host;   // hostname, with characters unsafe in an entry name replaced
+  std::string boot;   // first 8 hex digits of /proc/sys/kernel/random/boot_id
+  pid_t pid = 0;
+  uint64_t start = 0;  // process start time, clock ticks since boot
+
+  bool same_boot(const Identity& o) const { return host == o.host && boot == o.boot; }
+  bool same_process(const Identity& o) const {
+    return same_boot(o) && pid == o.pid && start == o.start;
+  }
+};
+
+// The calling process. Cheap after the first call; recomputed when the pid changes
+// (after fork).
+Identity self_identity();
+
+// Start time of PID, or 0 if there is no such process. `proc` is the /proc root
+// (tests point it elsewhere).
+uint64_t process_start_time(pid_t pid, const char* proc = "/proc");
+
+// True if PID is alive and started at START.
+bool process_alive(pid_t pid, uint64_t start, const char* proc = "/proc");
+
+// Hostname made safe for entry names: '~', '/', control and non-ASCII bytes become '_'.
+std::string sanitize_host(const std::string& host);
+
+}  // namespace nfsshim

@@ -1,0 +1,79 @@
+// Thin syscall layer for libshim. libshim runs inside the preload, which interposes
+// close/unlink/rename/...: calling the libc symbols from here would re-enter the
+// wrappers. Raw syscalls never do, and they keep errno handling in one place:
+// every function returns >= 0 on success and -errno on failure.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+
+namespace nfsshim::sys {
+
+inline long ret(long rv) { return rv == -1 ? -errno : rv; }
+
+inline int openat(int dirfd, const char* path, int flags, mode_t mode = 0) {
+  return static_cast<int>(ret(::syscall(SYS_openat, dirfd, path, flags | O_CLOEXEC, mode)));
+}
+inline int close(int fd) { return static_cast<int>(ret(::syscall(SYS_close, fd))); }
+inline int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
+  return static_cast<int>(ret(::syscall(SYS_newfstatat, dirfd, path, st, flags)));
+}
+inline int fstat(int fd, struct stat* st) { return static_cast<int>(ret(::syscall(SYS_fstat, fd, st))); }
+inline int unlinkat(int dirfd, const char* path, int flags) {
+  return static_cast<int>(ret(::syscall(SYS_unlinkat, dirfd, path, flags)));
+}
+inline int renameat(int olddir, const char* oldp, int newdir, const char* newp) {
+  return static_cast<int>(ret(::syscall(SYS_renameat, olddir, oldp, newdir, newp)));
+}
+inline int linkat(int olddir, const char* oldp, int newdir, const char* newp, int flags) {
+  return static_cast<int>(ret(::syscall(SYS_linkat, olddir, oldp, newdir, newp, flags)));
+}
+inline int mkdirat(int dirfd, const char* path, mode_t mode) {
+  return static_cast<int>(ret(::syscall(SYS_mkdirat, dirfd, path, mode)));
+}
+inline int fchmod(int fd, mode_t mode) { return static_cast<int>(ret(::syscall(SYS_fchmod, fd, mode))); }
+inline ssize_t read(int fd, void* buf, size_t n) { return ret(::syscall(SYS_read, fd, buf, n)); }
+inline ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t n) {
+  return ret(::syscall(SYS_readlinkat, dirfd, path, buf, n));
+}
+inline long getdents64(int fd, void* buf, size_t n) { return ret(::syscall(SYS_getdents64, fd, buf, n)); }
+
+// Reads a whole (small, /proc-like) file; returns bytes read or -errno.
+ssize_t read_file(int dirfd, const char* path, char* buf, size_t cap);
+
+// RAII holder for a descriptor opened through this layer.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) reset(o.release());
+    return *this;
+  }
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace nfsshim::sys

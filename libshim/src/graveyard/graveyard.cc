@@ -1,0 +1,191 @@
+#include "nfsshim/graveyard.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "nfsshim/sys.h"
+
+namespace nfsshim {
+
+bool valid_graveyard_name(const std::string& name, std::string* why) {
+  auto fail = [&](const char* w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (name.empty() || name == "." || name == "..") return fail("must be a file name");
+  if (name.find('/') != std::string::npos) return fail("must be one path component, without '/'");
+  if (name.size() > 200) return fail("must be at most 200 bytes");
+  if (name.rfind(".nfs", 0) == 0) return fail("must not start with '.nfs' (silly-rename cleanup globs)");
+  if (name.rfind(".fuse_hidden", 0) == 0) return fail("must not start with '.fuse_hidden'");
+  return true;
+}
+
+// Opens (and with CREATE makes) the directory PARENT/NAME; never follows a symlink.
+static int open_dir(int parent, const char* name, mode_t create_mode, bool create, bool* created) {
+  *created = false;
+  if (create) {
+    int rv = sys::mkdirat(parent, name, create_mode);
+    if (rv == 0) *created = true;
+    else if (rv != -EEXIST) return rv;
+  }
+  return sys::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+}
+
+int Graveyard::open(int parent_fd, const std::string& name, uid_t uid, bool create,
+                    std::unique_ptr<Graveyard>* out, std::string* why) {
+  if (!valid_graveyard_name(name, why)) return -EINVAL;
+  bool created = false;
+  sys::Fd top(open_dir(parent_fd, name.c_str(), 01733, create, &created));
+  if (!top.valid()) {
+    if (why) *why = std::string("cannot open graveyard directory '") + name + "': " + std::strerror(-top.get());
+    return top.get();
+  }
+  // mkdir honours the umask; the shared level must be exactly 1733.
+  if (created) sys::fchmod(top.get(), 01733);
+
+  std::string sub = "u" + std::to_string(uid);
+  sys::Fd user(open_dir(top.get(), sub.c_str(), 0700, create, &created));
+  if (!user.valid()) {
+    if (why) *why = "cannot open '" + name + "/" + sub + "': " + std::strerror(-user.get());
+    return user.get();
+  }
+  if (created) sys::fchmod(user.get(), 0700);
+  struct stat st;
+  int rv = sys::fstat(user.get(), &st);
+  if (rv < 0) return rv;
+  if (st.st_uid != uid || (st.st_mode & 077) != 0) {
+    if (why)
+      *why = "'" + name + "/" + sub + "' is owned by uid " + std::to_string(st.st_uid) +
+             " with mode " + std::to_string(st.st_mode & 07777) +
+             " (octal digits in decimal); expected owner " + std::to_string(uid) +
+             " and no group/other access";
+    return -EPERM;
+  }
+  out->reset(new Graveyard(user.release(), st.st_dev));
+  return 0;
+}
+
+Graveyard::~Graveyard() { sys::close(fd_); }
+
+int Graveyard::bury(int dirfd, const char* path, char kind, std::string* entry) {
+  EntryName e;
+  e.kind = kind;
+  e.owner = self_identity();
+  // A name can only collide with an entry of a dead process whose pid and start time
+  // we reuse, which cannot happen on one boot; still, never replace anything.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    e.seq = seq_.fetch_add(1, std::memory_order_relaxed);
+    std::string name = e.format();
+    struct stat st;
+    if (sys::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
+    int rv = sys::renameat(dirfd, path, fd_, name.c_str());
+    if (rv == 0) *entry = std::move(name);
+    return rv;
+  }
+  return -EEXIST;
+}
+
+int Graveyard::remove(const std::string& entry) { return sys::unlinkat(fd_, entry.c_str(), 0); }
+
+int Graveyard::restore(const std::string& entry, int dirfd, const char* path) {
+  // link + unlink instead of rename: link fails with EEXIST rather than replace a file
+  // created meanwhile under the old name (renameat2's NOREPLACE is not on NFS).
+  int rv = sys::linkat(fd_, entry.c_str(), dirfd, path, 0);
+  if (rv < 0) return rv;
+  sys::unlinkat(fd_, entry.c_str(), 0);
+  return 0;
+}
+
+std::vector<std::string> Graveyard::list() const {
+  std::vector<std::string> names;
+  // A fresh descriptor: getdents on fd_ would move a shared file offset.
+  sys::Fd d(sys::openat(fd_, ".", O_RDONLY | O_DIRECTORY));
+  if (!d.valid()) return names;
+  alignas(8) char buf[16384];
+  for (;;) {
+    long n = sys::getdents64(d.get(), buf, sizeof buf);
+    if (n == -EINTR) continue;
+    if (n <= 0) break;
+    for (long off = 0; off < n;) {
+      auto* de = reinterpret_cast<struct dirent64*>(buf + off);
+      off += de->d_reclen;
+      if (std::strcmp(de->d_name, ".") == 0 || std::strcmp(de->d_name, "..") == 0) continue;
+      names.emplace_back(de->d_name);
+    }
+  }
+  return names;
+}
+
+ReapDecision classify_entry(const std::string& name, const Identity& self, int64_t age_s,
+                            int64_t foreign_max_age_s, const char* proc) {
+  ReapDecision d;
+  d.name = name;
+  auto e = EntryName::parse(name);
+  if (!e) {
+    // The kernel silly-renames in here when another process still held a file we
+    // removed; it deletes that name itself at the holder's last close.
+    d.reason = name.rfind(".nfs", 0) == 0 || name.rfind(".fuse_hidden", 0) == 0
+                   ? "held by another process (kernel silly-rename)"
+                   : "not an nfsshim entry";
+    return d;
+  }
+  bool foreign_age = age_s >= foreign_max_age_s;
+  if (e->kind == 's') {
+    d.action = foreign_age ? ReapAction::remove : ReapAction::keep;
+    d.reason = foreign_age ? "swept silly-rename leftover older than the foreign age"
+                           : "swept silly-rename leftover, younger than the foreign age";
+    return d;
+  }
+  if (!e->owner.same_boot(self)) {
+    d.action = foreign_age ? ReapAction::remove : ReapAction::keep;
+    d.reason = foreign_age ? "owner on another host or boot, older than the foreign age"
+                           : "owner on another host or boot, younger than the foreign age";
+    return d;
+  }
+  if (e->owner.pid == self.pid && e->owner.start == self.start) {
+    d.action = ReapAction::adopt;
+    d.reason = "owned by this process";
+    return d;
+  }
+  if (process_alive(e->owner.pid, e->owner.start, proc)) {
+    d.reason = "owner process " + std::to_string(e->owner.pid) + " is alive";
+    return d;
+  }
+  d.action = ReapAction::remove;
+  d.reason = "owner process " + std::to_string(e->owner.pid) + " is gone";
+  return d;
+}
+
+std::vector<ReapDecision> Graveyard::plan(const Identity& self, int64_t foreign_max_age_s,
+                                          time_t now) const {
+  std::vector<ReapDecision> out;
+  for (const auto& name : list()) {
+    struct stat st;
+    int64_t age = 0;
+    if (sys::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+      age = static_cast<int64_t>(now) - static_cast<int64_t>(st.st_ctime);
+    else
+      continue;  // gone meanwhile
+    out.push_back(classify_entry(name, self, age, foreign_max_age_s));
+  }
+  return out;
+}
+
+ReapStats Graveyard::execute(const std::vector<ReapDecision>& plan) {
+  ReapStats s;
+  for (const auto& d : plan) {
+    if (d.action != ReapAction::remove) {
+      ++s.kept;
+      continue;
+    }
+    int rv = remove(d.name);
+    if (rv == 0 || rv == -ENOENT) ++s.removed;
+    else ++s.failed;
+  }
+  return s;
+}
+
+}  // namespace nfsshim

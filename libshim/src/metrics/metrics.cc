@@ -1,0 +1,10 @@
+#include "nfsshim/metrics.h"
+
+namespace nfsshim {
+
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+
+}  // namespace nfsshim

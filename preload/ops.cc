@@ -1,0 +1,184 @@
+#include "ops.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "nfsshim/log.h"
+#include "nfsshim/metrics.h"
+#include "nfsshim/sys.h"
+#include "registry.h"
+#include "state.h"
+#include "watch.h"
+
+namespace nfsshim::preload {
+namespace {
+
+// A watched regular file at DIRFD/PATH (the name itself, not a symlink's target).
+bool watched_file(int dirfd, const char* path, struct stat* st) {
+  if (sys::fstatat(dirfd, path, st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  if (!S_ISREG(st->st_mode)) return false;
+  return Watcher::get().watched(st->st_dev);
+}
+
+void fallback(const char* op, int err) {
+  Counters::inc(counters().fallbacks);
+  if (log::first_time(std::string("fallback:") + op + ":" + std::to_string(err)))
+    SHIM_LOG_WARN("{}: cannot use the graveyard ({}); using the plain call", op, std::strerror(err));
+}
+
+// Buries DIRFD/PATH (expected to be inode KEY). In mode=referenced only if this
+// process references it. Returns 0 if buried, kPass if the plain call should run.
+int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
+  InodeKey key{st.st_dev, st.st_ino};
+  Refs refs;
+  bool scanned = false;
+  if (config().mode == BuryMode::referenced) {
+    refs = scan_refs({key})[0];
+    Counters::inc(counters().scans);
+    scanned = true;
+    if (!refs.any()) {
+      // Not ours to protect; still visit the graveyard once for crash recovery.
+      Watcher::get().graveyard_for(dirfd, path, st.st_dev, false);
+      return kPass;
+    }
+  }
+  Graveyard* grave = Watcher::get().graveyard_for(dirfd, path, st.st_dev, true);
+  if (!grave) {
+    fallback(op, EACCES);
+    return kPass;
+  }
+  std::string entry;
+  int rv = grave->bury(dirfd, path, 'b', &entry);
+  if (rv < 0) {
+    // ENOENT, EACCES, EPERM, EROFS...: the plain call will say the same (or succeed
+    // where our rename could not, e.g. across a bind mount).
+    if (rv != -ENOENT) fallback(op, -rv);
+    return kPass;
+  }
+  Counters::inc(counters().buried);
+  // Another thread may have swapped the name between our stat and the rename: what we
+  // moved is what unlink would have removed; track the inode we actually hold.
+  struct stat now;
+  if (sys::fstatat(grave->fd(), entry.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (now.st_dev != key.dev || now.st_ino != key.ino)) {
+    key = {now.st_dev, now.st_ino};
+    scanned = false;
+  }
+  if (!scanned || config().mode == BuryMode::all) {
+    refs = scan_refs({key})[0];
+    Counters::inc(counters().scans);
+  }
+  Registry::get().add(key, grave, entry, refs);
+  return 0;
+}
+
+}  // namespace
+
+int bury_unlink(int dirfd, const char* path) {
+  struct stat st;
+  if (!watched_file(dirfd, path, &st)) return kPass;
+  return bury(dirfd, path, st, "unlink");
+}
+
+int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath) {
+  struct stat target, source;
+  if (!watched_file(newdir, newpath, &target)) return kPass;
+  // A rename the kernel would refuse or treat as a no-op must stay exactly that.
+  if (sys::fstatat(olddir, oldpath, &source, AT_SYMLINK_NOFOLLOW) != 0) return kPass;
+  if (S_ISDIR(source.st_mode)) return kPass;
+  if (source.st_dev == target.st_dev && source.st_ino == target.st_ino) return kPass;
+  if (source.st_dev != target.st_dev) return kPass;  // EXDEV
+  // Find the graveyard entry name by burying; the target name is absent until the
+  // rename below puts the new file there.
+  Registry& reg = Registry::get();
+  InodeKey key{target.st_dev, target.st_ino};
+  if (config().mode == BuryMode::referenced) {
+    Refs refs = scan_refs({key})[0];
+    Counters::inc(counters().scans);
+    if (!refs.any()) return kPass;
+  }
+  Graveyard* grave = Watcher::get().graveyard_for(newdir, newpath, target.st_dev, true);
+  if (!grave) {
+    fallback("rename", EACCES);
+    return kPass;
+  }
+  std::string entry;
+  int rv = grave->bury(newdir, newpath, 'b', &entry);
+  if (rv < 0) {
+    if (rv != -ENOENT) fallback("rename", -rv);
+    return kPass;
+  }
+  rv = sys::renameat(olddir, oldpath, newdir, newpath);
+  if (rv < 0) {
+    int rr = grave->restore(entry, newdir, newpath);
+    if (rr < 0) {
+      // The old target cannot go back (a new file took its name meanwhile): keep it
+      // in the graveyard as if it had been renamed over, which is what happened.
+      SHIM_LOG_WARN("rename failed ({}) and '{}' could not be restored: {}", std::strerror(-rv),
+                    newpath, std::strerror(-rr));
+      reg.add(key, grave, entry, scan_refs({key})[0]);
+    }
+    return rv;
+  }
+  Counters::inc(counters().buried);
+  struct stat now;
+  if (sys::fstatat(grave->fd(), entry.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0)
+    key = {now.st_dev, now.st_ino};
+  Counters::inc(counters().scans);
+  reg.add(key, grave, entry, scan_refs({key})[0]);
+  return 0;
+}
+
+int sweep_rmdir(int dirfd, const char* path) {
+  if (!config().sweep_silly) return kPass;
+  struct stat st;
+  if (sys::fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return kPass;
+  if (!Watcher::get().watched(st.st_dev)) return kPass;
+  sys::Fd dir(sys::openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+  if (!dir.valid()) return kPass;
+
+  // Only a directory that holds nothing but silly-rename leftovers qualifies.
+  std::vector<std::string> names;
+  alignas(8) char buf[8192];
+  for (;;) {
+    long n = sys::getdents64(dir.get(), buf, sizeof buf);
+    if (n == -EINTR) continue;
+    if (n < 0) return kPass;
+    if (n == 0) break;
+    for (long off = 0; off < n;) {
+      auto* de = reinterpret_cast<struct dirent64*>(buf + off);
+      off += de->d_reclen;
+      const char* nm = de->d_name;
+      if (!std::strcmp(nm, ".") || !std::strcmp(nm, "..")) continue;
+      if (std::strncmp(nm, ".nfs", 4) != 0 && std::strncmp(nm, ".fuse_hidden", 12) != 0) return kPass;
+      names.emplace_back(nm);
+      if (names.size() > 4096) return kPass;
+    }
+  }
+  if (names.empty()) return kPass;
+  Graveyard* grave = Watcher::get().graveyard_for(dirfd, path, st.st_dev, true);
+  if (!grave) return kPass;
+
+  std::vector<std::pair<std::string, std::string>> moved;  // (original, entry)
+  for (const auto& nm : names) {
+    struct stat fst;
+    if (sys::fstatat(dir.get(), nm.c_str(), &fst, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(fst.st_mode)) break;
+    std::string entry;
+    // EBUSY: a process on this client still holds it; the kernel will not let it move.
+    if (grave->bury(dir.get(), nm.c_str(), 's', &entry) != 0) break;
+    moved.emplace_back(nm, entry);
+  }
+  if (moved.size() == names.size() && sys::unlinkat(dirfd, path, AT_REMOVEDIR) == 0) {
+    Counters::inc(counters().swept, moved.size());
+    SHIM_LOG_INFO("rmdir '{}': moved {} silly-rename leftovers into the graveyard", path, moved.size());
+    return 0;
+  }
+  for (const auto& m : moved) grave->restore(m.second, dir.get(), m.first.c_str());
+  return kPass;
+}
+
+}  // namespace nfsshim::preload

@@ -1,0 +1,161 @@
+#include "registry.h"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "nfsshim/log.h"
+#include "nfsshim/metrics.h"
+
+namespace nfsshim::preload {
+
+Registry& Registry::get() {
+  static Registry* r = new Registry;  // never destroyed: close() runs after static dtors
+  return *r;
+}
+
+bool Registry::fd_tracked(int fd) const {
+  if (empty()) return false;
+  if (fd < 0) return false;
+  if (fd >= kFdBits) return true;  // rare: let the locked path decide
+  auto* bits = bits_.load(std::memory_order_acquire);
+  return bits && (bits[fd / 64].load(std::memory_order_relaxed) >> (fd % 64) & 1);
+}
+
+void Registry::set_fd_bit(int fd, bool on) {
+  if (fd < 0 || fd >= kFdBits) return;
+  auto* bits = bits_.load(std::memory_order_acquire);
+  if (!bits) {
+    // 128 KiB of zero pages, only touched where fds are tracked. Raw syscall: our own
+    // mmap wrapper must not see it.
+    void* p = reinterpret_cast<void*>(::syscall(SYS_mmap, nullptr, kFdBits / 8, PROT_READ | PROT_WRITE,
+                                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (p == MAP_FAILED) return;
+    bits = static_cast<std::atomic<uint64_t>*>(p);
+    bits_.store(bits, std::memory_order_release);
+  }
+  uint64_t mask = uint64_t{1} << (fd % 64);
+  if (on) bits[fd / 64].fetch_or(mask, std::memory_order_relaxed);
+  else bits[fd / 64].fetch_and(~mask, std::memory_order_relaxed);
+}
+
+void Registry::set_refs_locked(Entry* e, const Refs& refs) {
+  size_t old_maps = e->maps.size();
+  for (int fd : e->fds) set_fd_bit(fd, false);
+  e->fds = refs.fds;
+  e->maps = refs.maps;
+  for (int fd : e->fds) set_fd_bit(fd, true);
+  map_count_.fetch_add(e->maps.size(), std::memory_order_acq_rel);
+  map_count_.fetch_sub(old_maps, std::memory_order_acq_rel);
+}
+
+void Registry::remove_locked(size_t i) {
+  Entry& e = list_[i];
+  for (int fd : e.fds) set_fd_bit(fd, false);
+  map_count_.fetch_sub(e.maps.size(), std::memory_order_acq_rel);
+  int rv = e.grave->remove(e.name);
+  if (rv < 0 && rv != -ENOENT) {
+    Counters::inc(counters().errors);
+    if (log::first_time("remove-entry"))
+      SHIM_LOG_WARN("cannot remove graveyard entry '{}': {} (crash recovery will retry)", e.name,
+                    std::strerror(-rv));
+  }
+  list_.erase(list_.begin() + static_cast<long>(i));
+  entries_.store(list_.size(), std::memory_order_release);
+  counters().live_entries.store(list_.size(), std::memory_order_relaxed);
+}
+
+void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& entry,
+                   const Refs& refs) {
+  std::lock_guard<std::mutex> lock(mu_1);
+  // The same inode buried twice (two names of one file): one entry each; both go
+  // when the inode's references are gone.
+  Entry e;
+  e.key = key;
+  e.grave = grave;
+  e.name = entry;
+  list_.push_back(std::move(e));
+  entries_.store(list_.size(), std::memory_order_release);
+  counters().live_entries.store(list_.size(), std::memory_order_relaxed);
+  if (!refs.any()) {
+    remove_locked(list_.size() - 1);
+    Counters::inc(counters().removed_at_once);
+    return;
+  }
+  set_refs_locked(&list_.back(), refs);
+  SHIM_LOG_DEBUG("buried '{}' ({} fds, {} mappings)", entry, refs.fds.size(), refs.maps.size());
+}
+
+void Registry::recount() {
+  std::lock_guard<std::mutex> lock(mu_1);
+  if (list_.empty()) return;
+  std::vector<InodeKey> keys;
+  for (const auto& e : list_) keys.push_back(e.key);
+  std::vector<Refs> refs = scan_refs(keys);
+  Counters::inc(counters().scans);
+  for (size_t i = list_.size(); i-- > 0;) {
+    if (refs[i].any()) {
+      set_refs_locked(&list_[i], refs[i]);
+      continue;
+    }
+    SHIM_LOG_DEBUG("last reference gone: removing '{}'", list_[i].name);
+    remove_locked(i);
+    Counters::inc(counters().removed_last_ref);
+  }
+  uint64_t fds = 0, maps = 0;
+  for (const auto& e : list_) fds += e.fds.size(), maps += e.maps.size();
+  counters().tracked_fds.store(fds, std::memory_order_relaxed);
+  counters().tracked_maps.store(maps, std::memory_order_relaxed);
+}
+
+bool Registry::overlaps(uintptr_t addr, size_t len) {
+  std::lock_guard<std::mutex> lock(mu_1);
+  uintptr_t end = addr + len;
+  for (const auto& e : list_)
+    for (const auto& m : e.maps)
+      if (addr < m.end && m.start < end) return true;
+  return false;
+}
+
+void Registry::dup_fd(int oldfd, int newfd) {
+  std::lock_guard<std::mutex> lock(mu_1);
+  for (auto& e : list_)
+    if (std::find(e.fds.begin(), e.fds.end(), oldfd) != e.fds.end()) {
+      e.fds.push_back(newfd);
+      set_fd_bit(newfd, true);
+    }
+}
+
+void Registry::mapped(int fd, uintptr_t addr, size_t len) {
+  std::lock_guard<std::mutex> lock(mu_1);
+  for (auto& e : list_)
+    if (std::find(e.fds.begin(), e.fds.end(), fd) != e.fds.end()) {
+      e.maps.push_back({addr, addr + len});
+      map_count_.fetch_add(1, std::memory_order_acq_rel);
+    }
+}
+
+void Registry::remove_all() {
+  std::lock_guard<std::mutex> lock(mu_1);
+  while (!list_.empty()) {
+    remove_locked(list_.size() - 1);
+    Counters::inc(counters().removed_last_ref);
+  }
+}
+
+void Registry::after_fork_child() {
+  // The entries belong to the parent (their names carry its pid): the child neither
+  // tracks nor removes them. Descriptors it inherited are plain descriptors to it.
+  new (&mu_1) std::mutex;
+  for (auto& e : list_)
+    for (int fd : e.fds) set_fd_bit(fd, false);
+  list_.clear();
+  entries_.store(0, std::memory_order_release);
+  map_count_.store(0, std::memory_order_release);
+  counters().live_entries.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace nfsshim::preload

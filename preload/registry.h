@@ -1,0 +1,70 @@
+// Buried files this process owns, and what still references them. A graveyard entry
+// is removed when the last reference goes; the references are re-read from /proc at
+// every event that can drop one (close of a tracked fd, munmap/mremap over a tracked
+// mapping), so references made by any means are counted.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "nfsshim/graveyard.h"
+#include "nfsshim/proc_refs.h"
+
+namespace nfsshim::preload {
+
+class Registry {
+ public:
+  static Registry& get();
+
+  // Fast checks, lock-free: false means the call cannot concern a buried file.
+  bool fd_tracked(int fd) const;
+  bool maps_tracked() const { return map_count_.load(std::memory_order_acquire) != 0; }
+  bool empty() const { return entries_.load(std::memory_order_acquire) == 0; }
+
+  // Takes ownership of ENTRY in GRAVE for KEY with the references REFS (already
+  // scanned); removes it at once if REFS is empty.
+  void add(const InodeKey& key, Graveyard* grave, const std::string& entry, const Refs& refs);
+
+  // Re-reads the references of every entry; removes those with none left.
+  void recount();
+  // Did [addr, addr+len) overlap a tracked mapping?
+  bool overlaps(uintptr_t addr, size_t len);
+  // FD now references whatever OLD references (dup); no scan needed.
+  void dup_fd(int oldfd, int newfd);
+  // A mapping of FD was made at [addr, addr+len).
+  void mapped(int fd, uintptr_t addr, size_t len);
+
+  // At exit: remove every entry we own (the kernel keeps the data for the fds that
+  // are still open until they close).
+  void remove_all();
+
+  std::mutex& mutex() { return mu_1; }
+  void after_fork_child();
+
+ private:
+  struct Entry {
+    InodeKey key;
+    Graveyard* grave = nullptr;
+    std::string name;
+    std::vector<int> fds;
+    std::vector<MapRange> maps;
+  };
+  void set_refs_locked(Entry* e, const Refs& refs);
+  void remove_locked(size_t i);
+  void set_fd_bit(int fd, bool on);
+
+  std::mutex mu_1;
+  std::vector<Entry> list_;
+  std::atomic<size_t> entries_{0};
+  std::atomic<size_t> map_count_{0};
+  // One bit per descriptor below kFdBits; larger descriptors take the locked path.
+  static constexpr int kFdBits = 1 << 20;
+  std::atomic<std::atomic<uint64_t>*> bits_{nullptr};
+};
+
+}  // namespace nfsshim::preload

@@ -1,0 +1,101 @@
+#include "state.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "guard.h"
+#include "nfsshim/log.h"
+#include "registry.h"
+#include "watch.h"
+
+extern char** environ;
+
+namespace nfsshim::preload {
+
+__thread int tls_depth __attribute__((tls_model("initial-exec"))) = 0;
+
+ErrnoKeeper::ErrnoKeeper() : saved_(errno) {}
+ErrnoKeeper::~ErrnoKeeper() { errno = saved_; }
+
+namespace {
+Config* g_config = nullptr;  // set once by init_process, never freed
+std::atomic<bool> g_ready{false};
+std::string* g_hidden = nullptr;  // graveyard directory names to hide
+size_t g_hidden_count = 0;
+
+void atfork_prepare() {
+  // Lock order: Watcher before Registry (see state.h).
+  Watcher::get().lock();
+  Registry::get().mutex().lock();
+}
+void atfork_parent() {
+  Registry::get().mutex().unlock();
+  Watcher::get().unlock();
+}
+void atfork_child() {
+  Registry::get().after_fork_child();
+  Watcher::get().after_fork_child();
+  log::after_fork_child();
+}
+}  // namespace
+
+const Config& config() { return *g_config; }
+bool initialized() { return g_ready.load(std::memory_order_acquire); }
+
+bool anything_watched() {
+  if (!initialized()) return false;
+  return Watcher::get().any();
+}
+
+bool hidden_name(const char* name) {
+  if (!initialized() || name[0] != '.') return false;
+  for (size_t i = 0; i < g_hidden_count; ++i)
+    if (std::strcmp(name, g_hidden[i].c_str()) == 0) return true;
+  return false;
+}
+
+void init_process() {
+  static std::atomic<bool> once{false};
+  if (once.exchange(true)) return;
+  Guard guard;
+  ErrnoKeeper keep;
+  std::vector<ConfigError> errors;
+  g_config = new Config(load_config(environ, &errors));
+  std::string why;
+  if (!log::init("nfsshim", g_config->log_target, g_config->log_level, &why))
+    SHIM_LOG_ERROR("{}", why);
+  for (const auto& e : errors)
+    SHIM_LOG_ERROR("bad setting ignored, default kept: {}", e.str());
+  if (!g_config->enabled) return;
+
+  // Names hidden from readdir: the default graveyard name and every configured one.
+  std::vector<std::string> names{g_config->graveyard_name};
+  for (const auto& g : g_config->graveyards) names.push_back(g.second.substr(g.second.rfind('/') + 1));
+  g_hidden = new std::string[names.size()];
+  for (size_t i = 0; i < names.size(); ++i) g_hidden[i] = names[i];
+  g_hidden_count = names.size();
+
+  Watcher::get();
+  Registry::get();
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  g_ready.store(true, std::memory_order_release);
+  SHIM_LOG_DEBUG("nfsshim preload active: mode={}, {} watch dirs", to_string(g_config->mode),
+                 g_config->watch.size());
+}
+
+__attribute__((constructor)) static void on_load() { init_process(); }
+
+// Last references at exit: remove our graveyard entries now. Fds still open are
+// closed by the kernel right after; on NFS it keeps their data (in a silly-renamed
+// name inside the graveyard) until then.
+__attribute__((destructor)) static void on_unload() {
+  if (!initialized()) return;
+  Guard guard;
+  ErrnoKeeper keep;
+  Registry::get().remove_all();
+}
+
+}  // namespace nfsshim::preload

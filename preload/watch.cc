@@ -1,0 +1,184 @@
+#include "watch.h"
+
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+
+#include <cstring>
+
+#include "nfsshim/identity.h"
+#include "nfsshim/log.h"
+#include "nfsshim/metrics.h"
+#include "nfsshim/sys.h"
+#include "registry.h"
+#include "state.h"
+
+namespace nfsshim::preload {
+
+Watcher& Watcher::get() {
+  static Watcher* w = new Watcher;  // never destroyed: used from exit-time destructors
+  return *w;
+}
+
+static long coarse_seconds() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return ts.tv_sec;
+}
+
+void Watcher::refresh_locked(bool force) {
+  long now = coarse_seconds();
+  if (!force && now - refreshed_at_ < 1) return;
+  refreshed_at_ = now;
+  mounts_.clear();
+  // No statfs here: a hung NFS mount elsewhere must not stall calls on other
+  // filesystems. The magic number is checked when a mount is first used (visit).
+  for (auto& m : read_mountinfo())
+    if (is_nfs_fstype(m.fstype)) mounts_.push_back(std::move(m));
+  watch_dirs_.clear();
+  for (const auto& d : config().watch) {
+    struct stat st;
+    if (sys::fstatat(AT_FDCWD, d.c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode))
+      watch_dirs_.emplace_back(st.st_dev, d);
+  }
+  dev_cache_.clear();
+  any_ = !mounts_.empty() || !watch_dirs_.empty();
+}
+
+bool Watcher::any() {
+  // Lock-free until the once-a-second refresh is due.
+  if (coarse_seconds() - refreshed_at_.load(std::memory_order_relaxed) < 1)
+    return any_.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_0);
+  refresh_locked(false);
+  return any_;
+}
+
+bool Watcher::watched(dev_t dev) {
+  std::lock_guard<std::mutex> lock(mu_0);
+  refresh_locked(false);
+  for (const auto& c : dev_cache_)
+    if (c.first == dev) return c.second;
+  bool w = false;
+  for (const auto& m : mounts_) w = w || m.dev == dev;
+  for (const auto& d : watch_dirs_) w = w || d.first == dev;
+  if (!w) {
+    // A mount newer than our last look? Re-read once before saying no.
+    refresh_locked(true);
+    for (const auto& m : mounts_) w = w || m.dev == dev;
+    for (const auto& d : watch_dirs_) w = w || d.first == dev;
+  }
+  dev_cache_.emplace_back(dev, w);
+  return w;
+}
+
+// Where does the file at DIRFD/PATH live: which watched directory or NFS mount?
+Watcher::Site* Watcher::site_for_locked(int dirfd, const char* path, dev_t dev) {
+  std::string root;
+  bool configured = false;
+  for (const auto& d : watch_dirs_)
+    if (d.first == dev) {
+      root = d.second;
+      configured = true;
+      break;
+    }
+  if (root.empty()) {
+    std::vector<const Mount*> cands;
+    for (const auto& m : mounts_)
+      if (m.dev == dev) cands.push_back(&m);
+    if (cands.empty()) return nullptr;
+    root = cands[0]->point;
+    if (cands.size() > 1) {
+      // The same filesystem is mounted more than once; rename only works within one
+      // mount, so find the mount of the file's directory.
+      std::string dir(path);
+      size_t slash = dir.rfind('/');
+      dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
+      sys::Fd d(sys::openat(dirfd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_PATH));
+      int id = d.valid() ? fd_mount_id(d.get()) : -1;
+      for (const auto* m : cands)
+        if (m->id == id) root = m->point;
+    }
+  }
+  for (auto& s : sites_)
+    if (s->root == root && s->dev == dev) return s.get();
+
+  auto s = std::make_unique<Site>();
+  s->root = root;
+  s->dev = dev;
+  s->configured = configured;
+  s->grave_parent = root;
+  s->grave_name = config().graveyard_name;
+  for (const auto& g : config().graveyards)
+    if (g.first == root) {
+      size_t slash = g.second.rfind('/');
+      s->grave_parent = slash == 0 ? "/" : g.second.substr(0, slash);
+      s->grave_name = g.second.substr(slash + 1);
+    }
+  sites_.push_back(std::move(s));
+  return sites_.back().get();
+}
+
+void Watcher::visit_locked(Site* s, bool create) {
+  if (s->grave || (s->visited && !create)) return;
+  std::string why;
+  sys::Fd parent(sys::openat(AT_FDCWD, s->grave_parent.c_str(), O_RDONLY | O_DIRECTORY));
+  int rv = parent.valid() ? 0 : parent.get();
+  if (rv == 0) {
+    struct stat st;
+    rv = sys::fstat(parent.get(), &st);
+    struct statfs sf;
+    if (rv == 0 && st.st_dev != s->dev) {
+      rv = -EXDEV;
+      why = "'" + s->grave_parent + "' is not on the same filesystem as '" + s->root + "'";
+    } else if (rv == 0 && !s->configured && fstatfs(parent.get(), &sf) == 0 &&
+               sf.f_type != kNfsSuperMagic) {
+      // mountinfo said nfs, the kernel's magic number says otherwise.
+      rv = -EXDEV;
+      why = "'" + s->root + "' is not an NFS filesystem (statfs magic)";
+    }
+  } else {
+    why = "cannot open '" + s->grave_parent + "': " + std::strerror(-rv);
+  }
+  if (rv == 0) rv = Graveyard::open(parent.get(), s->grave_name, geteuid(), create, &s->grave, &why);
+  bool first = !s->visited;
+  s->visited = true;
+  if (rv < 0) {
+    // Absent and not asked to create: nothing to reap, nothing to say.
+    if (!create && rv == -ENOENT) return;
+    if (log::first_time("graveyard:" + s->root))
+      SHIM_LOG_WARN("graveyard for '{}' unusable, deletes there fall back to the plain call: {}",
+                    s->root, why);
+    Counters::inc(counters().errors);
+    return;
+  }
+  if (!first && !create) return;
+  // Crash recovery: entries of owners that are gone; adopt our own (from before exec).
+  Identity self = self_identity();
+  auto plan = s->grave->plan(self, config().foreign_max_age_s, time(nullptr));
+  ReapStats st = s->grave->execute(plan);
+  Counters::inc(counters().reaped_dead, st.removed);
+  if (st.removed)
+    SHIM_LOG_INFO("reaped {} graveyard entries of dead processes under '{}'", st.removed, s->root);
+  for (const auto& d : plan) {
+    if (d.action != ReapAction::adopt) continue;
+    struct stat est;
+    if (sys::fstatat(s->grave->fd(), d.name.c_str(), &est, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    InodeKey key{est.st_dev, est.st_ino};
+    Registry::get().add(key, s->grave.get(), d.name, scan_refs({key})[0]);
+  }
+}
+
+Graveyard* Watcher::graveyard_for(int dirfd, const char* path, dev_t dev, bool create) {
+  std::lock_guard<std::mutex> lock(mu_0);
+  Site* s = site_for_locked(dirfd, path, dev);
+  if (!s) return nullptr;
+  visit_locked(s, create);
+  return s->grave.get();
+}
+
+void Watcher::after_fork_child() {
+  new (&mu_0) std::mutex;  // the parent's other threads are gone; so is any holder
+}
+
+}  // namespace nfsshim::preload

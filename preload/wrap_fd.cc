@@ -1,0 +1,172 @@
+// Calls that drop or copy a descriptor: close, fclose, freopen, close_range, dup,
+// dup2, dup3, fcntl(F_DUPFD*). Only descriptors of buried files cost anything: the
+// check is one bit in a lock-free bitmap.
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "guard.h"
+#include "real.h"
+#include "registry.h"
+
+using namespace nfsshim::preload;
+
+namespace {
+
+// A tracked reference may have gone: re-read /proc and drop entries with none left.
+void recount() noexcept {
+  ErrnoKeeper keep;
+  try {
+    Registry::get().recount();
+  } catch (...) {
+  }
+}
+
+void dup_tracked(int oldfd, int newfd) noexcept {
+  try {
+    Registry::get().dup_fd(oldfd, newfd);
+  } catch (...) {
+  }
+}
+
+}  // namespace
+
+NFSSHIM_EXPORT int close(int fd) {
+  auto real = REAL(close);
+  if (!real) return missing_symbol();
+  if (!Registry::get().fd_tracked(fd)) return real(fd);
+  Guard g;
+  if (!g.outermost()) return real(fd);
+  int rv = real(fd);
+  recount();
+  return rv;
+}
+
+NFSSHIM_EXPORT int fclose(FILE* fp) {
+  auto real = REAL(fclose);
+  if (!real) return missing_symbol();
+  if (!fp || Registry::get().empty()) return real(fp);
+  Guard g;
+  if (!g.outermost() || !Registry::get().fd_tracked(fileno(fp))) return real(fp);
+  int rv = real(fp);
+  recount();
+  return rv;
+}
+
+NFSSHIM_EXPORT FILE* freopen(const char* path, const char* mode, FILE* fp) {
+  auto real = REAL(freopen);
+  if (!real) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  if (!fp || Registry::get().empty()) return real(path, mode, fp);
+  Guard g;
+  bool tracked = g.outermost() && Registry::get().fd_tracked(fileno(fp));
+  FILE* rv = real(path, mode, fp);
+  if (tracked) recount();
+  return rv;
+}
+
+NFSSHIM_EXPORT FILE* freopen64(const char* path, const char* mode, FILE* fp) {
+  auto real = REAL(freopen64);
+  if (!real) {
+    errno = ENOSYS;
+    return nullptr;
+  }
+  if (!fp || Registry::get().empty()) return real(path, mode, fp);
+  Guard g;
+  bool tracked = g.outermost() && Registry::get().fd_tracked(fileno(fp));
+  FILE* rv = real(path, mode, fp);
+  if (tracked) recount();
+  return rv;
+}
+
+// close_range: glibc 2.34+ only (RHEL 8's 2.28 lacks it); the kernel call otherwise.
+NFSSHIM_EXPORT int close_range(unsigned int first, unsigned int last, int flags) {
+  static std::atomic<void*> slot{nullptr};
+  using Fn = int (*)(unsigned int, unsigned int, int);
+  auto real = reinterpret_cast<Fn>(real_symbol(&slot, "close_range"));
+  auto plain = [&] {
+    if (real) return real(first, last, flags);
+#ifdef SYS_close_range
+    return static_cast<int>(::syscall(SYS_close_range, first, last, flags));
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+  };
+  if (Registry::get().empty()) return plain();
+  Guard g;
+  int rv = plain();
+  if (g.outermost()) recount();
+  return rv;
+}
+
+NFSSHIM_EXPORT int dup(int oldfd) {
+  auto real = REAL(dup);
+  if (!real) return missing_symbol();
+  int rv = real(oldfd);
+  if (rv >= 0 && Registry::get().fd_tracked(oldfd)) {
+    Guard g;
+    if (g.outermost()) dup_tracked(oldfd, rv);
+  }
+  return rv;
+}
+
+// dup2/dup3 also close NEWFD if it was open, which may drop a tracked reference.
+static int dup_to(int rv, int oldfd, int newfd, bool new_was_tracked) {
+  if (rv < 0 || (!new_was_tracked && !Registry::get().fd_tracked(oldfd))) return rv;
+  Guard g;
+  if (!g.outermost()) return rv;
+  if (new_was_tracked) recount();
+  else dup_tracked(oldfd, newfd);
+  return rv;
+}
+
+NFSSHIM_EXPORT int dup2(int oldfd, int newfd) {
+  auto real = REAL(dup2);
+  if (!real) return missing_symbol();
+  bool tracked = oldfd != newfd && Registry::get().fd_tracked(newfd);
+  return dup_to(real(oldfd, newfd), oldfd, newfd, tracked);
+}
+
+NFSSHIM_EXPORT int dup3(int oldfd, int newfd, int flags) {
+  auto real = REAL(dup3);
+  if (!real) return missing_symbol();
+  bool tracked = oldfd != newfd && Registry::get().fd_tracked(newfd);
+  return dup_to(real(oldfd, newfd, flags), oldfd, newfd, tracked);
+}
+
+// fcntl's third argument is an int, a long or a pointer depending on CMD; on every
+// ABI we build for they travel in the same register, so pass it on as a long.
+static int fcntl_common(void* sym, int fd, int cmd, unsigned long arg) {
+  using Fn = int (*)(int, int, ...);
+  if (!sym) return missing_symbol();
+  int rv = reinterpret_cast<Fn>(sym)(fd, cmd, arg);
+  if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && rv >= 0 && Registry::get().fd_tracked(fd)) {
+    Guard g;
+    if (g.outermost()) dup_tracked(fd, rv);
+  }
+  return rv;
+}
+
+NFSSHIM_EXPORT int fcntl(int fd, int cmd, ...) {
+  static std::atomic<void*> slot{nullptr};
+  va_list ap;
+  va_start(ap, cmd);
+  unsigned long arg = va_arg(ap, unsigned long);
+  va_end(ap);
+  return fcntl_common(real_symbol(&slot, "fcntl"), fd, cmd, arg);
+}
+
+NFSSHIM_EXPORT int fcntl64(int fd, int cmd, ...) {
+  static std::atomic<void*> slot{nullptr};
+  va_list ap;
+  va_start(ap, cmd);
+  unsigned long arg = va_arg(ap, unsigned long);
+  va_end(ap);
+  return fcntl_common(real_symbol(&slot, "fcntl64"), fd, cmd, arg);
+}
