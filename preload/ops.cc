@@ -21,7 +21,7 @@ namespace {
 bool watched_file(int dirfd, const char* path, struct stat* st) {
   if (sys::fstatat(dirfd, path, st, AT_SYMLINK_NOFOLLOW) != 0) return false;
   if (!S_ISREG(st->st_mode)) return false;
-  return Watcher::get().watched(st->st_dev);
+  return Watcher::get().watched(dirfd, path, st->st_dev);
 }
 
 void fallback(const char* op, int err) {
@@ -137,7 +137,7 @@ int sweep_rmdir(int dirfd, const char* path) {
   if (!config().sweep_silly) return kPass;
   struct stat st;
   if (sys::fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return kPass;
-  if (!Watcher::get().watched(st.st_dev)) return kPass;
+  if (!Watcher::get().watched(dirfd, path, st.st_dev)) return kPass;
   sys::Fd dir(sys::openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
   if (!dir.valid()) return kPass;
 

@@ -8,6 +8,7 @@
 
 #include "guard.h"
 #include "nfsshim/log.h"
+#include "nfsshim/stats_file.h"
 #include "registry.h"
 #include "watch.h"
 
@@ -36,6 +37,8 @@ void atfork_parent() {
   Watcher::get().unlock();
 }
 void atfork_child() {
+  // First: until then counters() is the parent's published mapping.
+  republish_counters_after_fork();
   Registry::get().after_fork_child();
   Watcher::get().after_fork_child();
   log::after_fork_child();
@@ -47,6 +50,7 @@ bool initialized() { return g_ready.load(std::memory_order_acquire); }
 
 bool anything_watched() {
   if (!initialized()) return false;
+  ErrnoKeeper keep;  // a mount-table refresh may fail a syscall or two
   return Watcher::get().any();
 }
 
@@ -81,6 +85,9 @@ void init_process() {
   Watcher::get();
   Registry::get();
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  // Counters into <stats_dir>/<pid>.stats for `nfsshim stat`; without it they stay private.
+  if (publish_counters(StatsKind::preload, g_config->stats_dir, &why) < 0 && log::first_time("stats"))
+    SHIM_LOG_DEBUG("counters not published: {}", why);
   g_ready.store(true, std::memory_order_release);
   SHIM_LOG_DEBUG("nfsshim preload active: mode={}, {} watch dirs", to_string(g_config->mode),
                  g_config->watch.size());

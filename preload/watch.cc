@@ -4,6 +4,9 @@
 #include <sys/vfs.h>
 #include <time.h>
 
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "nfsshim/identity.h"
@@ -37,9 +40,15 @@ void Watcher::refresh_locked(bool force) {
     if (is_nfs_fstype(m.fstype)) mounts_.push_back(std::move(m));
   watch_dirs_.clear();
   for (const auto& d : config().watch) {
-    struct stat st;
-    if (sys::fstatat(AT_FDCWD, d.c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode))
-      watch_dirs_.emplace_back(st.st_dev, d);
+    struct stat st, up;
+    char real[PATH_MAX];
+    if (sys::fstatat(AT_FDCWD, d.c_str(), &st, 0) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (!realpath(d.c_str(), real)) continue;
+    WatchDir w;
+    w.dev = st.st_dev;
+    w.path = real;
+    w.whole = sys::fstatat(AT_FDCWD, (w.path + "/..").c_str(), &up, 0) == 0 && up.st_dev != st.st_dev;
+    watch_dirs_.push_back(std::move(w));
   }
   dev_cache_.clear();
   any_ = !mounts_.empty() || !watch_dirs_.empty();
@@ -54,34 +63,71 @@ bool Watcher::any() {
   return any_;
 }
 
-bool Watcher::watched(dev_t dev) {
+// Canonical path of the directory that holds DIRFD/PATH, or "" if unknown.
+static std::string parent_path(int dirfd, const char* path) {
+  std::string dir(path);
+  size_t slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
+  sys::Fd d(sys::openat(dirfd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_PATH));
+  if (!d.valid()) return "";
+  char link[64], buf[PATH_MAX];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", d.get());
+  ssize_t n = sys::readlinkat(AT_FDCWD, link, buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+static bool under(const std::string& p, const std::string& dir) {
+  if (dir == "/") return true;
+  return p.size() >= dir.size() && p.compare(0, dir.size(), dir) == 0 &&
+         (p.size() == dir.size() || p[dir.size()] == '/');
+}
+
+const Watcher::WatchDir* Watcher::watch_dir_locked(int dirfd, const char* path, dev_t dev) {
+  std::string parent;
+  for (const auto& w : watch_dirs_) {
+    if (w.dev != dev) continue;
+    if (w.whole) return &w;
+    if (parent.empty()) parent = parent_path(dirfd, path);
+    if (!parent.empty() && under(parent, w.path)) return &w;
+  }
+  return nullptr;
+}
+
+bool Watcher::watched(int dirfd, const char* path, dev_t dev) {
   std::lock_guard<std::mutex> lock(mu_0);
   refresh_locked(false);
+  int state = -1;  // 0 no, 1 NFS, 2 some watch dir on this dev
   for (const auto& c : dev_cache_)
-    if (c.first == dev) return c.second;
-  bool w = false;
-  for (const auto& m : mounts_) w = w || m.dev == dev;
-  for (const auto& d : watch_dirs_) w = w || d.first == dev;
-  if (!w) {
-    // A mount newer than our last look? Re-read once before saying no.
-    refresh_locked(true);
-    for (const auto& m : mounts_) w = w || m.dev == dev;
-    for (const auto& d : watch_dirs_) w = w || d.first == dev;
+    if (c.first == dev) state = c.second;
+  if (state < 0) {
+    auto classify = [&] {
+      for (const auto& m : mounts_)
+        if (m.dev == dev) return 1;
+      for (const auto& w : watch_dirs_)
+        if (w.dev == dev) return 2;
+      return 0;
+    };
+    state = classify();
+    if (state == 0) {
+      // A mount newer than our last look? Re-read once before saying no.
+      refresh_locked(true);
+      state = classify();
+    }
+    dev_cache_.emplace_back(dev, state);
   }
-  dev_cache_.emplace_back(dev, w);
-  return w;
+  if (state == 1) return true;
+  return state == 2 && watch_dir_locked(dirfd, path, dev) != nullptr;
 }
 
 // Where does the file at DIRFD/PATH live: which watched directory or NFS mount?
 Watcher::Site* Watcher::site_for_locked(int dirfd, const char* path, dev_t dev) {
   std::string root;
   bool configured = false;
-  for (const auto& d : watch_dirs_)
-    if (d.first == dev) {
-      root = d.second;
-      configured = true;
-      break;
-    }
+  if (const WatchDir* w = watch_dir_locked(dirfd, path, dev)) {
+    root = w->path;
+    configured = true;
+  }
   if (root.empty()) {
     std::vector<const Mount*> cands;
     for (const auto& m : mounts_)

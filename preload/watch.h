@@ -22,8 +22,10 @@ class Watcher {
  public:
   static Watcher& get();
 
-  // Is the filesystem DEV watched?
-  bool watched(dev_t dev);
+  // Is the file DIRFD/PATH, which lives on DEV, watched? NFS mounts are watched
+  // whole; a configured directory covers the files below it (just a dev check when
+  // the directory is the root of its filesystem, else a look at the parent's path).
+  bool watched(int dirfd, const char* path, dev_t dev);
   // True if any filesystem is watched right now (refreshes the mount table when stale).
   bool any();
 
@@ -51,9 +53,15 @@ class Watcher {
 
   std::mutex mu_0;
   std::vector<Mount> mounts_;
-  std::vector<std::pair<dev_t, std::string>> watch_dirs_;  // configured directories
+  struct WatchDir {
+    dev_t dev = 0;
+    std::string path;    // canonical
+    bool whole = false;  // the root of its filesystem: no path check needed
+  };
+  const WatchDir* watch_dir_locked(int dirfd, const char* path, dev_t dev);
+  std::vector<WatchDir> watch_dirs_;
   std::vector<std::unique_ptr<Site>> sites_;
-  std::vector<std::pair<dev_t, bool>> dev_cache_;
+  std::vector<std::pair<dev_t, int>> dev_cache_;  // 0 no, 1 NFS, 2 watch dirs
   std::atomic<long> refreshed_at_{-1000};  // coarse monotonic seconds
   std::atomic<bool> any_{false};
 };

@@ -7,8 +7,8 @@
 # Start the server first: lab.sh up [--v3].
 #
 # Usage: uml-run.sh [options] -- CMD [ARGS...]
-#   -o OPTS      NFS mount options (default vers=4.1).  v3: "vers=3,nolock" (ganesha has no
-#                NLM; the lab's rpcbind supplies the ports).  "none": no network, no mount
+#   -o OPTS      NFS mount options (default vers=4.1).  v3: "vers=3" (needs lab.sh up --v3;
+#                ",nolock" is appended as ganesha has no NLM; the lab's rpcbind gives the ports).  "none": no network, no mount
 #                (cwd is then $NFSSHIM_LAB; no lab.sh up needed, and no tap lock is taken).
 #   -e VAR       pass host env variable VAR into the command's environment (repeatable);
 #   -e VAR=VAL   or set it to VAL.  Only the command gets these, not the guest's init/mount.
@@ -82,6 +82,8 @@ command -v modprobe >/dev/null || { echo "uml-run.sh: apt-get install kmod" >&2;
 build_fix
 
 NET=1; [ "$OPTS" = none ] && NET=0
+# ganesha here has no NLM: NFSv3 mounts need nolock (else mount.nfs wants rpc.statd)
+if [[ ,$OPTS, =~ ,(vers|nfsvers)=3, ]] && ! [[ ,$OPTS, =~ ,(no)?lock, ]]; then OPTS=$OPTS,nolock; fi
 if [ $NET = 1 ]; then
   [ -s "$LAB/lab.env" ] || { echo "uml-run.sh: lab not up ($LAB/lab.env missing): run lab.sh up" >&2; exit 125; }
   # shellcheck disable=SC1091
@@ -148,8 +150,9 @@ if [ $NET = 1 ]; then
   modprobe -d $MODROOT nfsv3 || fail "modprobe nfsv3"
   up > \$R/t_modprobed
   ok=0
-  for i in 1 2 3 4 5 6 7 8 9 10; do
+  for i in 1 2 3 4 5 6; do   # retry only what may be transient (server still starting)
     if mount -t nfs -o "$OPTS" "${LAB_SERVER:-}:${LAB_EXPORT:-}" "$MNT" 2>\$R/mount.err; then ok=1; break; fi
+    grep -qiE 'refused|timed out|try again|temporar' \$R/mount.err || break
     sleep 0.5
   done
   [ \$ok = 1 ] || fail "mount -t nfs -o $OPTS ${LAB_SERVER:-}:${LAB_EXPORT:-} $MNT: \$(tail -1 \$R/mount.err)"

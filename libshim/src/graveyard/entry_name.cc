@@ -34,7 +34,7 @@ std::optional<EntryName> EntryName::parse(std::string_view name) {
   std::vector<std::string_view> f;
   size_t pos = 0;
   while (f.size() < 6) {
-    size_t t = name.find('~', pos);
+    size_t t = f.size() == 5 ? std::string_view::npos : name.find('~', pos);
     if (t == std::string_view::npos) {
       f.push_back(name.substr(pos));
       break;

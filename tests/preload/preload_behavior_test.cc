@@ -1,0 +1,362 @@
+// Behaviour of the preload, run under LD_PRELOAD with NFSSHIM_WATCH=<scratch dir>.
+// Every test checks the graveyard directly, so a run without the shim fails.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "preload_env.h"
+
+using namespace shimtest;
+
+namespace {
+
+class Preload : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(watch_root().empty()) << "run me under CTest (NFSSHIM_WATCH unset)";
+    dir_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+  void TearDown() override { EXPECT_TRUE(entries_of().empty()) << "leaked graveyard entries"; }
+  std::string p(const char* name) const { return dir_ + "/" + name; }
+  std::string dir_;
+};
+
+TEST_F(Preload, UnlinkOfOpenFileBuriesItAndFreesTheName) {
+  write_file(p("seg.log"), "old data");
+  int fd = open(p("seg.log").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  errno = 1234;
+  ASSERT_EQ(unlink(p("seg.log").c_str()), 0);
+  EXPECT_EQ(errno, 1234) << "success must leave errno alone";
+  EXPECT_FALSE(exists(p("seg.log")));
+  EXPECT_EQ(entries_of().size(), 1u);
+  // The name is free at once; the old fd still has the old data and can write.
+  write_file(p("seg.log"), "new file");
+  EXPECT_EQ(read_fd(fd), "old data");
+  ASSERT_EQ(pwrite(fd, "OLD", 3, 0), 3);
+  EXPECT_EQ(read_fd(fd), "OLD data");
+  EXPECT_EQ(read_file(p("seg.log")), "new file");
+  ASSERT_EQ(close(fd), 0);
+  EXPECT_TRUE(entries_of().empty());
+  // rmdir works once everything is deleted.
+  ASSERT_EQ(unlink(p("seg.log").c_str()), 0);
+  EXPECT_EQ(rmdir(dir_.c_str()), 0);
+}
+
+TEST_F(Preload, UnlinkOfUnreferencedFileLeavesNothing) {
+  write_file(p("a"), "x");
+  ASSERT_EQ(unlink(p("a").c_str()), 0);
+  EXPECT_FALSE(exists(p("a")));
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, AMappingAloneKeepsTheFileUntilTheLastMunmap) {
+  int fd = open(p("00.index").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 3 * 4096), 0);
+  auto* m = static_cast<char*>(mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(m, MAP_FAILED);
+  std::strcpy(m + 4096, "index entry");
+  ASSERT_EQ(close(fd), 0);  // Kafka closes the fd right after mapping
+  ASSERT_EQ(unlink(p("00.index").c_str()), 0);
+  EXPECT_EQ(entries_of().size(), 1u);
+  EXPECT_STREQ(m + 4096, "index entry");
+  ASSERT_EQ(munmap(m, 4096), 0);  // partial unmaps: still mapped
+  EXPECT_EQ(entries_of().size(), 1u);
+  ASSERT_EQ(munmap(m + 2 * 4096, 4096), 0);
+  EXPECT_EQ(entries_of().size(), 1u);
+  EXPECT_STREQ(m + 4096, "index entry");
+  ASSERT_EQ(munmap(m + 4096, 4096), 0);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, MremapMovesTheTrackedMapping) {
+  int fd = open(p("i").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_EQ(ftruncate(fd, 8192), 0);
+  void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  close(fd);
+  ASSERT_EQ(unlink(p("i").c_str()), 0);
+  void* m2 = mremap(m, 4096, 8192, MREMAP_MAYMOVE);
+  ASSERT_NE(m2, MAP_FAILED);
+  EXPECT_EQ(entries_of().size(), 1u);
+  ASSERT_EQ(munmap(m2, 8192), 0);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, MappingMadeAfterTheUnlinkIsTracked) {
+  int fd = open(p("i").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  ASSERT_EQ(unlink(p("i").c_str()), 0);
+  void* m = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  close(fd);
+  EXPECT_EQ(entries_of().size(), 1u);
+  munmap(m, 4096);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, EveryDupKeepsItAlive) {
+  write_file(p("f"), "data");
+  int fd = open(p("f").c_str(), O_RDONLY);
+  ASSERT_EQ(unlink(p("f").c_str()), 0);
+  int a = dup(fd);
+  int b = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+  int c = dup2(fd, 150);
+  int d = dup3(fd, 151, O_CLOEXEC);
+  ASSERT_TRUE(a >= 0 && b >= 100 && c == 150 && d == 151);
+  for (int x : {fd, a, b, c}) {
+    ASSERT_EQ(close(x), 0);
+    EXPECT_EQ(entries_of().size(), 1u);
+  }
+  EXPECT_EQ(read_fd(d), "data");
+  // dup2 over the last reference closes it too.
+  int nul = open("/dev/null", O_RDONLY);
+  ASSERT_EQ(dup2(nul, d), d);
+  close(nul);
+  close(d);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, StdioStreamsAreReferencesToo) {
+  write_file(p("f"), "stream");
+  FILE* f = fopen(p("f").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(remove(p("f").c_str()), 0);
+  EXPECT_EQ(entries_of().size(), 1u);
+  char buf[16] = {};
+  ASSERT_NE(fgets(buf, sizeof buf, f), nullptr);
+  EXPECT_STREQ(buf, "stream");
+  ASSERT_EQ(fclose(f), 0);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, FreopenReleasesTheOldFile) {
+  write_file(p("f"), "1");
+  write_file(p("g"), "2");
+  FILE* f = fopen(p("f").c_str(), "r");
+  ASSERT_EQ(unlink(p("f").c_str()), 0);
+  f = freopen(p("g").c_str(), "r", f);
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(entries_of().empty());
+  fclose(f);
+}
+
+TEST_F(Preload, CloseRangeDropsReferences) {
+  write_file(p("f"), "1");
+  int fd = open(p("f").c_str(), O_RDONLY);
+  ASSERT_EQ(dup2(fd, 200), 200);
+  close(fd);
+  ASSERT_EQ(unlink(p("f").c_str()), 0);
+  EXPECT_EQ(entries_of().size(), 1u);
+  ASSERT_EQ(close_range(200, 200, 0), 0);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, RenameOverAnOpenTargetBuriesTheTarget) {
+  write_file(p("checkpoint"), "old");
+  int fd = open(p("checkpoint").c_str(), O_RDONLY);
+  write_file(p("checkpoint.tmp"), "new");
+  ASSERT_EQ(rename(p("checkpoint.tmp").c_str(), p("checkpoint").c_str()), 0);
+  EXPECT_EQ(read_file(p("checkpoint")), "new");
+  EXPECT_FALSE(exists(p("checkpoint.tmp")));
+  EXPECT_EQ(read_fd(fd), "old");
+  EXPECT_EQ(entries_of().size(), 1u);
+  close(fd);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, FailedRenamePutsTheTargetBack) {
+  write_file(p("target"), "keep me");
+  struct stat before, after;
+  ASSERT_EQ(stat(p("target").c_str(), &before), 0);
+  int fd = open(p("target").c_str(), O_RDONLY);
+  ASSERT_EQ(mkdir(p("adir").c_str(), 0755), 0);
+  // A directory cannot replace a file: EISDIR... from the kernel's check order, the
+  // shim must return the plain call's errno.
+  errno = 0;
+  int rv = rename(p("adir").c_str(), p("target").c_str());
+  int e = errno;
+  EXPECT_EQ(rv, -1);
+  EXPECT_EQ(e, ENOTDIR);
+  errno = 0;
+  EXPECT_EQ(renameat(AT_FDCWD, p("missing").c_str(), AT_FDCWD, p("target").c_str()), -1);
+  EXPECT_EQ(errno, ENOENT);
+  ASSERT_EQ(stat(p("target").c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_EQ(read_file(p("target")), "keep me");
+  close(fd);
+}
+
+TEST_F(Preload, RenameNoreplaceAndExchangeAreUntouched) {
+  write_file(p("a"), "A");
+  write_file(p("b"), "B");
+  int fd = open(p("b").c_str(), O_RDONLY);
+  EXPECT_EQ(renameat2(AT_FDCWD, p("a").c_str(), AT_FDCWD, p("b").c_str(), RENAME_NOREPLACE), -1);
+  EXPECT_EQ(errno, EEXIST);
+  ASSERT_EQ(renameat2(AT_FDCWD, p("a").c_str(), AT_FDCWD, p("b").c_str(), RENAME_EXCHANGE), 0);
+  EXPECT_EQ(read_file(p("a")), "B");
+  EXPECT_TRUE(entries_of().empty());
+  close(fd);
+}
+
+TEST_F(Preload, RenameOfAFileOntoItselfOrAHardLinkIsANoOp) {
+  write_file(p("a"), "A");
+  ASSERT_EQ(link(p("a").c_str(), p("b").c_str()), 0);
+  int fd = open(p("a").c_str(), O_RDONLY);
+  ASSERT_EQ(rename(p("a").c_str(), p("b").c_str()), 0);
+  EXPECT_TRUE(exists(p("a")));  // POSIX: both names stay
+  EXPECT_TRUE(exists(p("b")));
+  EXPECT_TRUE(entries_of().empty());
+  close(fd);
+}
+
+TEST_F(Preload, DirfdRelativeCalls) {
+  int dfd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dfd, 0);
+  int fd = openat(dfd, "x", O_RDWR | O_CREAT, 0644);
+  ASSERT_EQ(write(fd, "rel", 3), 3);
+  ASSERT_EQ(unlinkat(dfd, "x", 0), 0);
+  EXPECT_EQ(entries_of().size(), 1u);
+  EXPECT_EQ(read_fd(fd), "rel");
+  ASSERT_EQ(mkdirat(dfd, "sub", 0755), 0);
+  ASSERT_EQ(unlinkat(dfd, "sub", AT_REMOVEDIR), 0);
+  close(fd);
+  EXPECT_TRUE(entries_of().empty());
+  close(dfd);
+}
+
+TEST_F(Preload, OPathAndOTmpfileDescriptors) {
+  write_file(p("f"), "path");
+  int pfd = open(p("f").c_str(), O_PATH);
+  ASSERT_GE(pfd, 0);
+  ASSERT_EQ(unlink(p("f").c_str()), 0);
+  EXPECT_EQ(entries_of().size(), 1u);  // an O_PATH fd holds the inode too
+  close(pfd);
+  EXPECT_TRUE(entries_of().empty());
+
+  int tfd = open(dir_.c_str(), O_TMPFILE | O_RDWR, 0600);
+  if (tfd < 0 && errno == EOPNOTSUPP) GTEST_SKIP() << "no O_TMPFILE on this filesystem";
+  ASSERT_GE(tfd, 0);
+  ASSERT_EQ(write(tfd, "tmp", 3), 3);
+  std::string proc = "/proc/self/fd/" + std::to_string(tfd);
+  ASSERT_EQ(linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, p("t").c_str(), AT_SYMLINK_FOLLOW), 0);
+  ASSERT_EQ(unlink(p("t").c_str()), 0);
+  EXPECT_EQ(entries_of().size(), 1u);
+  EXPECT_EQ(read_fd(tfd), "tmp");
+  close(tfd);
+}
+
+TEST_F(Preload, SymlinksAreUnlinkedNotTheirTargets) {
+  write_file(p("target"), "t");
+  int fd = open(p("target").c_str(), O_RDONLY);
+  ASSERT_EQ(symlink("target", p("link").c_str()), 0);
+  ASSERT_EQ(unlink(p("link").c_str()), 0);
+  EXPECT_FALSE(exists(p("link")));
+  EXPECT_EQ(read_file(p("target")), "t");
+  EXPECT_TRUE(entries_of().empty());
+  close(fd);
+}
+
+TEST_F(Preload, OneNameOfAMultiLinkOpenFile) {
+  write_file(p("a"), "shared");
+  ASSERT_EQ(link(p("a").c_str(), p("b").c_str()), 0);
+  int fd = open(p("b").c_str(), O_RDONLY);  // opened by one name, unlinked by another
+  ASSERT_EQ(unlink(p("a").c_str()), 0);
+  EXPECT_FALSE(exists(p("a")));
+  EXPECT_EQ(read_file(p("b")), "shared");
+  close(fd);
+  EXPECT_TRUE(entries_of().empty());
+  EXPECT_EQ(read_file(p("b")), "shared");
+  struct stat st;
+  ASSERT_EQ(stat(p("b").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u);
+}
+
+TEST_F(Preload, ReaddirHidesTheGraveyard) {
+  write_file(p("f"), "1");
+  int fd = open(p("f").c_str(), O_RDONLY);
+  ASSERT_EQ(unlink(p("f").c_str()), 0);  // the graveyard now exists
+  ASSERT_TRUE(exists(watch_root() + "/.graveyard.nfsshim"));
+  DIR* d = opendir(watch_root().c_str());
+  ASSERT_NE(d, nullptr);
+  bool seen = false;
+  while (struct dirent* e = readdir(d)) seen = seen || std::strcmp(e->d_name, ".graveyard.nfsshim") == 0;
+  closedir(d);
+  EXPECT_FALSE(seen);
+  d = opendir(watch_root().c_str());
+  struct dirent64 ent, *res = nullptr;
+  seen = false;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  while (readdir64_r(d, &ent, &res) == 0 && res) seen = seen || std::strcmp(res->d_name, ".graveyard.nfsshim") == 0;
+#pragma GCC diagnostic pop
+  closedir(d);
+  EXPECT_FALSE(seen);
+  close(fd);
+}
+
+TEST_F(Preload, AForkedChildNeverRemovesItsParentsEntries) {
+  write_file(p("f"), "parent's");
+  int fd = open(p("f").c_str(), O_RDONLY);
+  ASSERT_EQ(unlink(p("f").c_str()), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    close(fd);  // the child's copy
+    _exit(entries_of(getppid()).size() == 1 ? 0 : 1);
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  EXPECT_EQ(entries_of().size(), 1u);
+  EXPECT_EQ(read_fd(fd), "parent's");
+  close(fd);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, AChildsOwnBuriesGoWhenItExits) {
+  write_file(p("f"), "child's");
+  pid_t child = fork();
+  if (child == 0) {
+    int fd = open(p("f").c_str(), O_RDONLY);
+    if (unlink(p("f").c_str()) != 0 || entries_of().size() != 1) _exit(1);
+    (void)fd;
+    exit(0);  // fd still open: the exit handler removes the entry
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  EXPECT_TRUE(entries_of(child).empty());
+}
+
+TEST_F(Preload, ErrorsAreThoseOfThePlainCall) {
+  errno = 0;
+  EXPECT_EQ(unlink(p("missing").c_str()), -1);
+  EXPECT_EQ(errno, ENOENT);
+  ASSERT_EQ(mkdir(p("d").c_str(), 0755), 0);
+  EXPECT_EQ(unlink(p("d").c_str()), -1);
+  EXPECT_EQ(errno, EISDIR);
+  write_file(p("d/f"), "x");
+  EXPECT_EQ(rmdir(p("d").c_str()), -1);
+  EXPECT_EQ(errno, ENOTEMPTY);
+  EXPECT_EQ(remove(p("d").c_str()), -1);
+  EXPECT_EQ(errno, ENOTEMPTY);
+  EXPECT_EQ(unlink(p("d/f/g").c_str()), -1);
+  EXPECT_EQ(errno, ENOTDIR);
+  EXPECT_EQ(unlinkat(AT_FDCWD, p("d/f").c_str(), 0x4242), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(close(-1), -1);
+  EXPECT_EQ(errno, EBADF);
+  EXPECT_EQ(dup2(-1, 5), -1);
+  EXPECT_EQ(errno, EBADF);
+}
+
+}  // namespace

@@ -1,0 +1,103 @@
+#include "nfsshim/config.h"
+
+#include <gtest/gtest.h>
+
+namespace nfsshim {
+namespace {
+
+TEST(Config, DefaultsAreSane) {
+  Config c;
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.graveyard_name, ".graveyard.nfsshim");
+  EXPECT_EQ(c.foreign_max_age_s, 7 * 86400);
+}
+
+TEST(Config, ParsesFileWithCommentsAndSpaces) {
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c,
+                    "# comment\n"
+                    "mode = referenced\n"
+                    "  watch=/a:/b   # trailing\n"
+                    "\n"
+                    "foreign_max_age = 12h\n"
+                    "graveyard = /mnt/k=/mnt/k/.g, /mnt/l=/mnt/l/x/.g\n"
+                    "log = file:/var/log/nfsshim.log\n",
+                    "test.conf", &errs);
+  EXPECT_TRUE(errs.empty()) << errs[0].str();
+  EXPECT_EQ(c.mode, BuryMode::referenced);
+  EXPECT_EQ(c.watch, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(c.foreign_max_age_s, 12 * 3600);
+  ASSERT_EQ(c.graveyards.size(), 2u);
+  EXPECT_EQ(c.graveyards[1].first, "/mnt/l");
+  EXPECT_EQ(c.graveyards[1].second, "/mnt/l/x/.g");
+  EXPECT_EQ(c.log_target, "file:/var/log/nfsshim.log");
+}
+
+TEST(Config, BadValuesNameTheKeyAndKeepTheDefault) {
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c,
+                    "mode = sometimes\n"
+                    "watch = relative/dir\n"
+                    "graveyard_name = .nfsgrave\n"
+                    "foreign_max_age = 3 weeks\n"
+                    "no equals sign\n"
+                    "colour = blue\n",
+                    "x.conf", &errs);
+  ASSERT_EQ(errs.size(), 6u);
+  EXPECT_EQ(errs[0].where, "x.conf:1");
+  EXPECT_EQ(errs[0].key, "mode");
+  EXPECT_NE(errs[0].message.find("'all' or 'referenced'"), std::string::npos);
+  EXPECT_NE(errs[0].message.find("sometimes"), std::string::npos);
+  EXPECT_EQ(errs[1].key, "watch");
+  EXPECT_NE(errs[2].message.find(".nfs"), std::string::npos);
+  EXPECT_EQ(errs[3].key, "foreign_max_age");
+  EXPECT_NE(errs[4].message.find("key = value"), std::string::npos);
+  EXPECT_EQ(errs[5].message, "unknown setting");
+  Config d;
+  EXPECT_EQ(c.mode, d.mode);
+  EXPECT_TRUE(c.watch.empty());
+  EXPECT_EQ(c.graveyard_name, d.graveyard_name);
+}
+
+TEST(Config, EnvironmentOverridesFile) {
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c, "mode = all\n", "f", &errs);
+  std::string a = "NFSSHIM_MODE=referenced", b = "NFSSHIM_LOG_LEVEL=debug", u = "NFSSHIM_BOGUS=1",
+              d = "NFSSHIM_DISABLE=1", other = "PATH=/bin";
+  char* env[] = {&a[0], &b[0], &u[0], &d[0], &other[0], nullptr};
+  apply_environment(&c, env, &errs);
+  EXPECT_EQ(c.mode, BuryMode::referenced);
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_FALSE(c.enabled);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].where, "environment NFSSHIM_BOGUS");
+}
+
+TEST(Config, MissingNamedFileIsAnError) {
+  std::string a = "NFSSHIM_CONFIG=/nonexistent/nfsshim.conf";
+  char* env[] = {&a[0], nullptr};
+  std::vector<ConfigError> errs;
+  load_config(env, &errs);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].where, "/nonexistent/nfsshim.conf");
+}
+
+TEST(Config, Durations) {
+  int64_t v = 0;
+  EXPECT_TRUE(parse_duration("90", &v));
+  EXPECT_EQ(v, 90);
+  EXPECT_TRUE(parse_duration("15m", &v));
+  EXPECT_EQ(v, 900);
+  EXPECT_TRUE(parse_duration("7d", &v));
+  EXPECT_EQ(v, 7 * 86400);
+  EXPECT_FALSE(parse_duration("", &v));
+  EXPECT_FALSE(parse_duration("-1", &v));
+  EXPECT_FALSE(parse_duration("5y", &v));
+  EXPECT_FALSE(parse_duration("99999999999999999999d", &v));
+}
+
+}  // namespace
+}  // namespace nfsshim

@@ -1,0 +1,55 @@
+#include "nfsshim/entry_name.h"
+
+#include <gtest/gtest.h>
+
+namespace nfsshim {
+namespace {
+
+TEST(EntryName, RoundTrip) {
+  EntryName e;
+  e.kind = 'b';
+  e.owner.host = "broker-1.example.com";
+  e.owner.boot = "1a2b3c4d";
+  e.owner.pid = 4242;
+  e.owner.start = 987654321;
+  e.seq = 17;
+  std::string s = e.format();
+  EXPECT_EQ(s, "b~broker-1.example.com~1a2b3c4d~4242~987654321~17");
+  auto p = EntryName::parse(s);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->kind, 'b');
+  EXPECT_TRUE(p->owner.same_process(e.owner));
+  EXPECT_EQ(p->seq, 17u);
+}
+
+TEST(EntryName, NeverMatchesSillyRenameGlobs) {
+  EntryName e;
+  e.owner.host = "h";
+  e.owner.boot = "0";
+  e.owner.pid = 1;
+  EXPECT_NE(e.format().rfind(".nfs", 0), 0u);
+}
+
+TEST(EntryName, RejectsGarbage) {
+  for (const char* bad : {"", "b", ".nfs0000000000001234abcd0001", "x~h~0~1~2~3", "b~h~zz~1~2~3",
+                          "b~h~0~-1~2~3", "b~h~0~1~2", "b~h~0~1~2~3~4", "b~~0~1~2~3",
+                          "b~h~0~1~2~3x", "b~h~0~0~2~3"})
+    EXPECT_FALSE(EntryName::parse(bad)) << bad;
+}
+
+TEST(Identity, SanitizesHostnames) {
+  EXPECT_EQ(sanitize_host("a~b/c d\x01\xff"), "a_b_c_d__");
+  EXPECT_EQ(sanitize_host(""), "unknown");
+}
+
+TEST(Identity, SelfIsAlive) {
+  Identity me = self_identity();
+  EXPECT_GT(me.pid, 0);
+  EXPECT_GT(me.start, 0u);
+  EXPECT_FALSE(me.boot.empty());
+  EXPECT_TRUE(process_alive(me.pid, me.start));
+  EXPECT_FALSE(process_alive(me.pid, me.start + 1));  // same pid, other start: recycled
+}
+
+}  // namespace
+}  // namespace nfsshim
