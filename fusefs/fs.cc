@@ -1,0 +1,63 @@
+#include "fs.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstring>
+
+namespace nfsshim::fuse {
+
+ProcPath::ProcPath(int fd) {
+  static const char kPrefix[] = "/proc/self/fd/";
+  std::memcpy(buf, kPrefix, sizeof kPrefix - 1);
+  auto r = std::to_chars(buf + sizeof kPrefix - 1, buf + sizeof buf - 1, fd);
+  *r.ptr = '\0';
+}
+
+void set_timeouts(const Fs& fs, fuse_entry_param* e) {
+  e->attr_timeout = fs.opts.attr_timeout;
+  e->entry_timeout = fs.opts.entry_timeout;
+}
+
+int stat_inode(const Inode& inode, struct stat* st) {
+  int rv = sys::fstatat(inode.fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+  if (rv < 0) return rv;
+  // Reading grave_entry without inode.mu: a racing bury changes nlink under us anyway.
+  if (S_ISREG(st->st_mode) && st->st_nlink > 0) {
+    Inode& mut = const_cast<Inode&>(inode);
+    std::lock_guard<std::mutex> lock(mut.mu);
+    if (!mut.grave_entry.empty()) --st->st_nlink;
+  }
+  return 0;
+}
+
+int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param* e) {
+  auto parent = fs.inodes->get(parent_ino);
+  if (!parent) return -ESTALE;
+  if (fs.hidden_name(*parent, name)) return -ENOENT;
+  // ".." of the root would leave SOURCE (the kernel only asks with export support).
+  if (parent_ino == FUSE_ROOT_ID && std::strcmp(name, "..") == 0) name = ".";
+  sys::Fd fd(sys::openat(parent->fd.get(), name, O_PATH | O_NOFOLLOW));
+  if (!fd.valid()) return fd.get();
+  int rv = sys::fstatat(fd.get(), "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+  if (rv < 0) return rv;
+  if (fs.hidden_inode(e->attr)) return -ENOENT;  // reached through another name (a bind mount)
+  e->ino = fs.inodes->add_lookup(std::move(fd), e->attr, &e->generation);
+  set_timeouts(fs, e);
+  return 0;
+}
+
+int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int dirfd, const char* name) {
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  uid_t uid = ctx->uid;
+  gid_t gid = ctx->gid;
+  if (uid == fs.uid && gid == fs.gid) return 0;
+  struct stat pst;
+  int rv = sys::fstatat(parent.fd.get(), "", &pst, AT_EMPTY_PATH);
+  if (rv < 0) return rv;
+  if (pst.st_mode & S_ISGID) gid = static_cast<gid_t>(-1);  // keep the inherited group
+  return static_cast<int>(neg(::fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW)));
+}
+
+}  // namespace nfsshim::fuse

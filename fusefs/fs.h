@@ -1,0 +1,83 @@
+// State shared by all operations of one mount, and the small helpers they have in common.
+// Conventions: helpers return >= 0 or -errno; only the op_*.cc functions reply.
+#pragma once
+
+#include "fuse_api.h"
+
+#include <sys/stat.h>
+
+#include <memory>
+#include <string>
+
+#include "inode_table.h"
+#include "nfsshim/graveyard.h"
+#include "options.h"
+
+namespace nfsshim::fuse {
+
+struct Fs {
+  Options opts;
+  std::unique_ptr<InodeTable> inodes;
+  std::unique_ptr<Graveyard> graveyard;  // null only if it could not be opened
+  // The graveyard directory is hidden: its own key, and (parent, name) where it lives.
+  InodeKey graveyard_key;
+  InodeKey graveyard_parent_key;
+  std::string graveyard_name;
+  // On NFS an unlink of a name whose dentry we hold (our O_PATH fd) is silly-renamed into
+  // the user's directory: there every unlink of a known inode goes through the graveyard.
+  bool backing_nfs = false;
+  uid_t uid = 0;  // the daemon's own ids: new files get the caller's
+  gid_t gid = 0;
+
+  bool hidden_name(const Inode& parent, const char* name) const {
+    return parent.key == graveyard_parent_key && graveyard_name == name;
+  }
+  bool hidden_inode(const struct stat& st) const { return key_of(st) == graveyard_key; }
+};
+
+inline Fs& fs_of(fuse_req_t req) { return *static_cast<Fs*>(fuse_req_userdata(req)); }
+
+// -errno of a failed libc call (errno set, return value -1), else the value.
+inline long neg(long rv) { return rv == -1 ? -errno : rv; }
+
+// Replies with -RV (RV < 0) or success (0).
+inline void reply_status(fuse_req_t req, long rv) { fuse_reply_err(req, rv < 0 ? static_cast<int>(-rv) : 0); }
+
+// "/proc/self/fd/N": reopens or names what an O_PATH descriptor refers to.
+struct ProcPath {
+  explicit ProcPath(int fd);
+  const char* c_str() const { return buf; }
+  char buf[40];
+};
+
+// Looks PARENT/NAME up in the backing filesystem and counts one kernel lookup.
+// 0 or -errno; the graveyard is -ENOENT.
+int do_lookup(Fs& fs, fuse_ino_t parent, const char* name, fuse_entry_param* e);
+
+// Attributes as the kernel should see them (a buried inode does not count its graveyard link).
+int stat_inode(const Inode& inode, struct stat* st);
+
+// Gives a file the daemon just created as DIRFD/NAME to the caller of REQ (the daemon
+// creates as root; the kernel already checked the caller's rights). In a set-group-ID
+// directory the group is the directory's, as the kernel chose it.
+int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int dirfd, const char* name);
+
+// Entry and attribute timeouts from the options.
+void set_timeouts(const Fs& fs, fuse_entry_param* e);
+
+// Open-count bookkeeping and the graveyard (graveyard_ops.cc).
+void open_ref(Inode& inode);
+// One open file of INODE is gone: at the last one a buried inode's entry is removed.
+void release_ref(Fs& fs, Inode& inode);
+// If removing DIRFD/NAME (the name of INODE) now would hurt (the file is open, or we hold
+// its dentry on NFS), moves it into the graveyard instead: returns 1 and the name is gone.
+// Returns 0 if the caller should remove the name itself, or -errno.
+int bury(Fs& fs, Inode& inode, int dirfd, const char* name);
+// Undoes bury (the rename that followed it failed): puts the entry back at DIRFD/NAME.
+int unbury(Fs& fs, Inode& inode, int dirfd, const char* name);
+// After bury and the operation it prepared: removes the entry at once if nothing is open.
+void settle(Fs& fs, Inode& inode);
+// At shutdown: the kernel connection is gone, no handle can be used again.
+void drop_all_buried(Fs& fs);
+
+}  // namespace nfsshim::fuse

@@ -1,0 +1,96 @@
+// The inodes the kernel knows about. An inode number handed to the kernel is
+// (generation << 32 | slot): the slot indexes a table, the generation changes every time a
+// slot is reused, so a stale number is refused (ESTALE) instead of reaching another file.
+//
+// Locks (take in this order, never both at once in this code):
+//   InodeTable::mu_   inode_table_mu_0: slots, free list, key map, nlookup
+//   Inode::mu         inode_mu_1: nopen, grave_entry
+#pragma once
+
+#include "fuse_api.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "nfsshim/sys.h"
+
+namespace nfsshim::fuse {
+
+struct InodeKey {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const InodeKey& o) const { return dev == o.dev && ino == o.ino; }
+};
+
+inline InodeKey key_of(const struct stat& st) { return {st.st_dev, st.st_ino}; }
+
+struct InodeKeyHash {
+  size_t operator()(const InodeKey& k) const noexcept {
+    return std::hash<uint64_t>()(static_cast<uint64_t>(k.ino) * 0x9E3779B97F4A7C15ull ^
+                                 static_cast<uint64_t>(k.dev));
+  }
+};
+
+// One backing inode. Ops hold a shared_ptr while they run, so a concurrent forget never
+// closes the descriptor under them.
+struct Inode {
+  Inode(sys::Fd f, const InodeKey& k, mode_t t) : fd(std::move(f)), key(k), type(t) {}
+  Inode(const Inode&) = delete;
+  Inode& operator=(const Inode&) = delete;
+
+  const sys::Fd fd;    // O_PATH descriptor of the backing inode
+  const InodeKey key;  // backing (st_dev, st_ino)
+  const mode_t type;   // S_IFMT bits
+
+  std::mutex mu;                // inode_mu_1
+  uint64_t nopen = 0;           // open files (create/open minus release)
+  std::string grave_entry;      // graveyard entry holding the data, while unlinked-but-open
+};
+
+class InodeTable {
+ public:
+  // The root (FUSE_ROOT_ID) is SOURCE: FD is its O_PATH descriptor. Never forgotten.
+  InodeTable(sys::Fd root_fd, const struct stat& st);
+  InodeTable(const InodeTable&) = delete;
+  InodeTable& operator=(const InodeTable&) = delete;
+
+  // The inode behind INO, or nullptr if INO is unknown or stale.
+  std::shared_ptr<Inode> get(fuse_ino_t ino) const;
+  // The inode with KEY, if the kernel knows it.
+  std::shared_ptr<Inode> find(const InodeKey& key) const;
+  // One more kernel lookup of the inode ST describes: finds it, or makes it from FD (an
+  // O_PATH descriptor of that inode; dropped if the inode is known already). Returns the
+  // inode number and its generation.
+  fuse_ino_t add_lookup(sys::Fd fd, const struct stat& st, uint64_t* generation);
+  // The kernel forgets N lookups; the slot is freed at zero.
+  void forget(fuse_ino_t ino, uint64_t n);
+  // Every live inode (shutdown cleanup).
+  std::vector<std::shared_ptr<Inode>> all() const;
+  size_t size() const;
+
+ private:
+  struct Slot {
+    std::shared_ptr<Inode> inode;
+    uint64_t nlookup = 0;
+    uint32_t gen = 0;
+  };
+  static fuse_ino_t make_ino(uint32_t slot, uint32_t gen) {
+    return (static_cast<uint64_t>(gen) << 32) | slot;
+  }
+
+  mutable std::mutex mu_;  // inode_table_mu_0
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+  std::unordered_map<InodeKey, uint32_t, InodeKeyHash> by_key_;
+};
+
+static_assert(sizeof(fuse_ino_t) >= 8, "inode numbers carry a 32-bit generation");
+
+}  // namespace nfsshim::fuse

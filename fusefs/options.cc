@@ -1,0 +1,255 @@
+#include "options.h"
+
+#include <climits>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace nfsshim::fuse {
+namespace {
+
+struct ParseContext {
+  Options* opts;
+  std::string why;
+  int positional = 0;
+};
+
+// fuse_opt_parse fills plain C fields; they are copied into Options afterwards.
+struct RawOptions {
+  ParseContext* ctx;
+  char* graveyard;
+  char* log_target;
+  char* log_level;
+  double entry_timeout;
+  double attr_timeout;
+  double negative_timeout;
+  int keep_cache;
+  int writeback;
+  int nosplice;
+  int noallow_other;
+  unsigned max_threads;
+  unsigned max_idle_threads;
+  unsigned read_ahead_kb;
+};
+
+enum Key {
+  kForeground,
+  kDebug,
+  kSingle,
+  kCloneFd,
+  kHelp,
+  kVersion,
+  kDrop,
+};
+
+#define RAW_OPT(templ, field, value) {templ, offsetof(RawOptions, field), value}
+
+const struct fuse_opt kSpec[] = {
+    RAW_OPT("graveyard=%s", graveyard, 0),
+    RAW_OPT("log=%s", log_target, 0),
+    RAW_OPT("log_level=%s", log_level, 0),
+    RAW_OPT("entry_timeout=%lf", entry_timeout, 0),
+    RAW_OPT("attr_timeout=%lf", attr_timeout, 0),
+    RAW_OPT("negative_timeout=%lf", negative_timeout, 0),
+    RAW_OPT("keep_cache", keep_cache, 1),
+    RAW_OPT("nokeep_cache", keep_cache, 0),
+    RAW_OPT("writeback", writeback, 1),
+    RAW_OPT("nowriteback", writeback, 0),
+    RAW_OPT("splice", nosplice, 0),
+    RAW_OPT("nosplice", nosplice, 1),
+    RAW_OPT("noallow_other", noallow_other, 1),
+    RAW_OPT("max_threads=%u", max_threads, 0),
+    RAW_OPT("max_idle_threads=%u", max_idle_threads, 0),
+    RAW_OPT("read_ahead_kb=%u", read_ahead_kb, 0),
+    FUSE_OPT_KEY("-f", kForeground),
+    FUSE_OPT_KEY("foreground", kForeground),
+    FUSE_OPT_KEY("-d", kDebug),
+    FUSE_OPT_KEY("debug", kDebug),
+    FUSE_OPT_KEY("-s", kSingle),
+    FUSE_OPT_KEY("clone_fd", kCloneFd),
+    FUSE_OPT_KEY("-h", kHelp),
+    FUSE_OPT_KEY("--help", kHelp),
+    FUSE_OPT_KEY("-V", kVersion),
+    FUSE_OPT_KEY("--version", kVersion),
+    // fstab words that mount(8) or mount.fuse3 may hand on and that mean nothing here.
+    FUSE_OPT_KEY("defaults", kDrop),
+    FUSE_OPT_KEY("_netdev", kDrop),
+    FUSE_OPT_KEY("nofail", kDrop),
+    FUSE_OPT_KEY("auto", kDrop),
+    FUSE_OPT_KEY("noauto", kDrop),
+    FUSE_OPT_KEY("user", kDrop),
+    FUSE_OPT_KEY("users", kDrop),
+    FUSE_OPT_KEY("nouser", kDrop),
+    // allow_other is our default: accept it explicitly and do not pass it twice.
+    FUSE_OPT_KEY("allow_other", kDrop),
+    FUSE_OPT_END,
+};
+
+#undef RAW_OPT
+
+// Returns 0 to drop ARG, 1 to keep it for libfuse, -1 on error.
+int on_option(void* data, const char* arg, int key, struct fuse_args*) {
+  ParseContext* st = static_cast<RawOptions*>(data)->ctx;
+  Options* o = st->opts;
+  switch (key) {
+    case kForeground: o->foreground = true; return 0;
+    case kDebug: o->debug = true; o->foreground = true; return 1;  // libfuse prints requests too
+    case kSingle: o->singlethread = true; return 0;
+    case kCloneFd: o->clone_fd = true; return 0;
+    case kHelp: o->show_help = true; return 0;
+    case kVersion: o->show_version = true; return 0;
+    case kDrop: return 0;
+    case FUSE_OPT_KEY_NONOPT:
+      if (st->positional == 0) o->source = arg;
+      else if (st->positional == 1) o->mountpoint = arg;
+      else {
+        st->why = std::string("unexpected argument '") + arg + "' (only SOURCE and MOUNTPOINT)";
+        return -1;
+      }
+      ++st->positional;
+      return 0;
+    default:
+      return 1;  // a libfuse option: it validates it
+  }
+}
+
+// "/a/b/" -> absolute and without a trailing slash; realpath when it exists.
+std::string absolute(const std::string& p) {
+  char* r = ::realpath(p.c_str(), nullptr);
+  if (r) {
+    std::string s(r);
+    std::free(r);
+    return s;
+  }
+  return p;
+}
+
+}  // namespace
+
+bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::string* why) {
+  ParseContext ctx;
+  ctx.opts = opts;
+  RawOptions raw{};
+  raw.ctx = &ctx;
+  raw.entry_timeout = opts->entry_timeout;
+  raw.attr_timeout = opts->attr_timeout;
+  raw.negative_timeout = opts->negative_timeout;
+  raw.keep_cache = opts->keep_cache;
+  raw.writeback = opts->writeback;
+  raw.nosplice = !opts->splice;
+  raw.noallow_other = !opts->allow_other;
+  raw.max_threads = opts->max_threads;
+  raw.max_idle_threads = opts->max_idle_threads;
+  raw.read_ahead_kb = opts->read_ahead_kb;
+
+  *out = FUSE_ARGS_INIT(argc, argv);
+  // fuse_opt_parse writes the templates into RAW and hands RAW to on_option.
+  if (fuse_opt_parse(out, &raw, kSpec, on_option) != 0) {
+    *why = ctx.why.empty() ? "bad option (see the message above)" : ctx.why;
+    return false;
+  }
+  auto take = [](char*& s, std::string* dst) {
+    if (s) *dst = s;
+    std::free(s);
+    s = nullptr;
+  };
+  take(raw.graveyard, &opts->graveyard);
+  take(raw.log_target, &opts->log_target);
+  take(raw.log_level, &opts->log_level);
+  opts->entry_timeout = raw.entry_timeout;
+  opts->attr_timeout = raw.attr_timeout;
+  opts->negative_timeout = raw.negative_timeout;
+  opts->keep_cache = raw.keep_cache != 0;
+  opts->writeback = raw.writeback != 0;
+  opts->splice = raw.nosplice == 0;
+  opts->allow_other = raw.noallow_other == 0;
+  opts->max_threads = raw.max_threads;
+  opts->max_idle_threads = raw.max_idle_threads;
+  opts->read_ahead_kb = raw.read_ahead_kb;
+  if (opts->debug) opts->log_level = "debug";
+
+  if (opts->show_help || opts->show_version) return true;
+  for (double t : {opts->entry_timeout, opts->attr_timeout, opts->negative_timeout}) {
+    if (!(t >= 0.0) || t > 86400.0) {
+      *why = "timeouts must be between 0 and 86400 seconds";
+      return false;
+    }
+  }
+  static const char* const kLevels[] = {"trace", "debug", "info", "warn", "warning", "error",
+                                        "critical", "off"};
+  bool level_ok = false;
+  for (const char* l : kLevels) level_ok = level_ok || opts->log_level == l;
+  if (!level_ok) {
+    *why = "log_level must be one of trace, debug, info, warn, error, critical, off (got '" +
+           opts->log_level + "')";
+    return false;
+  }
+  if (!opts->log_target.empty() && opts->log_target != "stderr" && opts->log_target != "syslog" &&
+      opts->log_target.rfind("file:", 0) != 0) {
+    *why = "log must be stderr, syslog or file:PATH (got '" + opts->log_target + "')";
+    return false;
+  }
+  if (opts->source.empty()) {
+    *why = "missing SOURCE and MOUNTPOINT";
+    return false;
+  }
+  if (opts->mountpoint.empty()) {
+    *why = "missing MOUNTPOINT";
+    return false;
+  }
+  opts->source = absolute(opts->source);
+  opts->mountpoint = absolute(opts->mountpoint);
+  if (opts->allow_other && fuse_opt_add_arg(out, "-oallow_other") != 0) {
+    *why = "out of memory";
+    return false;
+  }
+  // The daemon runs every backing call with its own (root) rights: the kernel must check
+  // the caller's permissions against the attributes we report.
+  if (fuse_opt_add_arg(out, "-odefault_permissions") != 0) {
+    *why = "out of memory";
+    return false;
+  }
+  std::string fsname = "-ofsname=" + opts->source;
+  std::string escaped;  // libfuse splits -o on ','; a ',' in the path must be escaped
+  for (char c : fsname) {
+    if (c == ',' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  if (fuse_opt_add_arg(out, escaped.c_str()) != 0 ||
+      fuse_opt_add_arg(out, "-osubtype=nfsshim-fuse") != 0) {
+    *why = "out of memory";
+    return false;
+  }
+  return true;
+}
+
+void print_usage(const char* prog) {
+  std::printf(
+      "usage: %s SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d] [-s]\n"
+      "\n"
+      "Serves directory SOURCE at MOUNTPOINT (may be the same path) and keeps unlinked or\n"
+      "renamed-over files that are still open in SOURCE's graveyard until their last close.\n"
+      "\n"
+      "nfsshim-fuse options:\n"
+      "    -o graveyard=DIR          graveyard directory (default SOURCE/.graveyard.nfsshim)\n"
+      "    -o entry_timeout=SECS     name cache timeout (default 1)\n"
+      "    -o attr_timeout=SECS      attribute cache timeout (default 1)\n"
+      "    -o negative_timeout=SECS  cache of missing names (default 0)\n"
+      "    -o keep_cache             keep file data cached across opens (default off)\n"
+      "    -o writeback              kernel writeback cache (default off)\n"
+      "    -o nosplice               no splice for data (default: splice)\n"
+      "    -o noallow_other          only the mounting user sees the mount\n"
+      "    -o max_threads=N          worker threads (default: libfuse's)\n"
+      "    -o max_idle_threads=N     idle worker threads kept (default: libfuse's)\n"
+      "    -o read_ahead_kb=N        kernel readahead of the mount (default 1024, 0: kernel's)\n"
+      "    -o log=stderr|syslog|file:PATH  (default: stderr with -f, syslog otherwise)\n"
+      "    -o log_level=LEVEL        trace, debug, info, warn, error (default info)\n"
+      "    -f                        stay in the foreground\n"
+      "    -d                        debug (implies -f)\n"
+      "    -s                        single-threaded\n"
+      "\n",
+      prog);
+}
+
+}  // namespace nfsshim::fuse

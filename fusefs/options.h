@@ -1,0 +1,56 @@
+// Command line and mount options of nfsshim-fuse:
+//   nfsshim-fuse SOURCE MOUNTPOINT [-o opt[,opt...]] [-f] [-d] [-s]
+// The same shape mount.fuse3 uses for /etc/fstab entries
+// ("SOURCE MOUNTPOINT fuse.nfsshim-fuse opts 0 0" runs "nfsshim-fuse SOURCE MOUNTPOINT -o opts").
+// Options we do not know are left for libfuse (allow_other, max_read=, ...); libfuse rejects
+// the ones it does not know either, before anything is opened or mounted.
+#pragma once
+
+#include "fuse_api.h"
+
+#include <string>
+
+namespace nfsshim::fuse {
+
+struct Options {
+  std::string source;      // directory served (absolute path after parsing)
+  std::string mountpoint;  // where it is mounted (may be SOURCE itself)
+  // Graveyard directory (-o graveyard=DIR); empty: SOURCE/<graveyard_name from nfsshim.conf>.
+  std::string graveyard;
+
+  // Cache settings. Changes made beside the mount (other NFS clients, the backing directory
+  // itself) become visible through the mount after at most entry_timeout (names),
+  // attr_timeout (size, mode, times) and negative_timeout (names that did not exist).
+  // File data is re-read from the backing file at every open unless keep_cache is set.
+  double entry_timeout = 1.0;
+  double attr_timeout = 1.0;
+  double negative_timeout = 0.0;
+  bool keep_cache = false;  // keep page cache across opens (only if nobody else writes)
+  bool writeback = false;   // kernel writeback cache (writes reach SOURCE later; off for NFS)
+
+  bool splice = true;        // splice for reads and writes
+  bool allow_other = true;   // every process on the host sees the mount (the point of it)
+  unsigned max_threads = 0;  // worker threads (0: libfuse default)
+  unsigned max_idle_threads = 0;
+  unsigned read_ahead_kb = 1024;  // kernel readahead for the mount (0: kernel default)
+
+  std::string log_target;  // stderr | syslog | file:PATH; empty: stderr with -f, else syslog
+  std::string log_level = "info";
+
+  bool foreground = false;
+  bool debug = false;
+  bool singlethread = false;
+  bool clone_fd = false;
+  bool show_help = false;
+  bool show_version = false;
+};
+
+// Parses ARGC/ARGV into OPTS; what libfuse must see (its own -o options) is left in
+// FUSE_ARGS, which the caller frees with fuse_opt_free_args. Returns false with a
+// message in WHY on bad usage.
+bool parse_options(int argc, char** argv, Options* opts, fuse_args* fuse_args_out,
+                   std::string* why);
+
+void print_usage(const char* prog);
+
+}  // namespace nfsshim::fuse

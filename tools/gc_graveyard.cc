@@ -1,0 +1,144 @@
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "gc.h"
+#include "nfsshim/graveyard.h"
+#include "nfsshim/identity.h"
+
+namespace nfsshim::tools {
+
+void report(const char* action, const std::string& path, const std::string& why) {
+  std::printf("%s: %s (%s)\n", action, path.c_str(), why.c_str());
+}
+
+namespace {
+
+struct Location {
+  std::string parent;  // directory holding the graveyard
+  std::string name;    // the graveyard directory's name
+};
+
+std::string base_name(const std::string& p) {
+  size_t s = p.find_last_of('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+std::string dir_name(const std::string& p) {
+  size_t s = p.find_last_of('/');
+  if (s == std::string::npos) return ".";
+  return s == 0 ? "/" : p.substr(0, s);
+}
+
+// Where PATH's graveyard is; false if PATH has none.
+bool locate(const std::string& path, const Config& cfg, Location* loc) {
+  char buf[PATH_MAX];
+  std::string real = ::realpath(path.c_str(), buf) ? buf : path;
+  for (const auto& g : cfg.graveyards) {
+    if (g.first == real) {  // a mount with a configured graveyard elsewhere
+      *loc = {dir_name(g.second), base_name(g.second)};
+      return true;
+    }
+    if (g.second == real) {
+      *loc = {dir_name(real), base_name(real)};
+      return true;
+    }
+  }
+  struct stat st;
+  std::string inside = real + (real == "/" ? "" : "/") + cfg.graveyard_name;
+  if (::lstat(inside.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    *loc = {real, cfg.graveyard_name};
+    return true;
+  }
+  // The graveyard itself: its name, or its shape (1733: anyone adds, nobody lists).
+  if (::stat(real.c_str(), &st) == 0 && real != "/" &&
+      (base_name(real) == cfg.graveyard_name || (st.st_mode & 07777) == 01733)) {
+    *loc = {dir_name(real), base_name(real)};
+    return true;
+  }
+  return false;
+}
+
+// The u<UID> subdirectories to look at: all of them as root, else our own.
+std::vector<uid_t> users(int parent_fd, const std::string& name) {
+  if (::geteuid() != 0) return {::geteuid()};
+  std::vector<uid_t> out;
+  int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
+  if (!d) {
+    if (fd >= 0) ::close(fd);
+    return out;
+  }
+  while (struct dirent* de = ::readdir(d)) {
+    char* end = nullptr;
+    if (de->d_name[0] != 'u' || de->d_name[1] == '\0') continue;
+    unsigned long uid = std::strtoul(de->d_name + 1, &end, 10);
+    if (*end == '\0' && std::to_string(uid) == de->d_name + 1) out.push_back(static_cast<uid_t>(uid));
+  }
+  ::closedir(d);
+  return out;
+}
+
+}  // namespace
+
+GcResult gc_graveyards(const std::string& path, const Config& cfg, const GcOptions& opt) {
+  GcResult r;
+  Location loc;
+  if (!locate(path, cfg, &loc)) {
+    std::printf("nothing to do: no graveyard in %s (%s)\n", path.c_str(), cfg.graveyard_name.c_str());
+    return r;
+  }
+  int parent = ::open(loc.parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent < 0) {
+    report("failed", loc.parent, std::string("cannot open: ") + std::strerror(errno));
+    ++r.failed;
+    return r;
+  }
+  std::string top = (loc.parent == "/" ? "" : loc.parent) + "/" + loc.name;
+  Identity self = self_identity();
+  for (uid_t uid : users(parent, loc.name)) {
+    std::string dir = top + "/u" + std::to_string(uid);
+    std::unique_ptr<Graveyard> g;
+    std::string why;
+    int rv = Graveyard::open(parent, loc.name, uid, false, &g, &why);
+    if (rv == -ENOENT) continue;  // this user never buried anything here
+    if (rv < 0) {
+      // A subdirectory with the wrong owner or mode is never reaped: it may be a trap.
+      report("failed", dir, why);
+      ++r.failed;
+      continue;
+    }
+    for (const ReapDecision& d : g->plan(self, opt.max_age_s, opt.now)) {
+      std::string entry = dir + "/" + d.name;
+      if (d.action != ReapAction::remove) {
+        report("kept", entry, d.reason);
+        ++r.kept;
+      } else if (opt.dry_run) {
+        report("would remove", entry, d.reason);
+        ++r.removed;
+      } else {
+        // Graveyard::execute, one entry at a time, to say which one failed and why.
+        int err = g->remove(d.name);
+        if (err == 0 || err == -ENOENT) {
+          report("removed", entry, d.reason);
+          ++r.removed;
+        } else {
+          report("failed", entry, std::string("cannot remove: ") + std::strerror(-err));
+          ++r.failed;
+        }
+      }
+    }
+  }
+  ::close(parent);
+  return r;
+}
+
+}  // namespace nfsshim::tools

@@ -1,0 +1,83 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "gc.h"
+#include "holders.h"
+#include "silly_walk.h"
+
+namespace nfsshim::tools {
+
+static int64_t age_of(const struct stat& st, time_t now) {
+  // The later of mtime and ctime: a silly rename sets ctime, writes set mtime.
+  time_t t = std::max(st.st_mtime, st.st_ctime);
+  return static_cast<int64_t>(now) - static_cast<int64_t>(t);
+}
+
+GcResult gc_silly(const std::string& path, const GcOptions& opt) {
+  GcResult r;
+  std::vector<std::string> unreadable;
+  // Pass 1: the old enough candidates.
+  std::vector<InodeKey> keys;
+  int rv = walk_silly(
+      path,
+      [&](int, const char*, const std::string& p, const struct stat& st) {
+        int64_t age = age_of(st, opt.now);
+        if (age < opt.max_age_s) {
+          report("kept", p, "silly-renamed " + std::to_string(age) + " s ago, younger than --max-age");
+          ++r.kept;
+        } else {
+          keys.push_back({st.st_dev, st.st_ino});
+        }
+      },
+      &unreadable);
+  if (rv < 0) {
+    report("failed", path, std::string("cannot open: ") + std::strerror(-rv));
+    ++r.failed;
+    return r;
+  }
+  for (const auto& u : unreadable) {
+    report("kept", u, "directory not searched");
+    ++r.kept;
+  }
+  if (keys.empty()) return r;
+
+  // One pass over every process's descriptors and mappings for all candidates.
+  HolderScan holders = scan_holders(keys);
+
+  // Pass 2: act on the same inodes, found again relative to their directories.
+  unreadable.clear();
+  walk_silly(
+      path,
+      [&](int dirfd, const char* name, const std::string& p, const struct stat& st) {
+        auto it = std::find(keys.begin(), keys.end(), InodeKey{st.st_dev, st.st_ino});
+        if (it == keys.end()) return;  // young, or new since pass 1
+        pid_t holder = holders.holder[static_cast<size_t>(it - keys.begin())];
+        std::string why = "silly-renamed " + std::to_string(age_of(st, opt.now)) + " s ago";
+        if (holder) {
+          report("kept", p, "held by process " + std::to_string(holder));
+          ++r.kept;
+        } else if (!holders.complete) {
+          report("kept", p, "cannot tell whether it is held: " + holders.incomplete_why);
+          ++r.kept;
+        } else if (opt.dry_run) {
+          report("would remove", p, why + ", held by no process on this host");
+          ++r.removed;
+        } else if (::unlinkat(dirfd, name, 0) == 0) {
+          report("removed", p, why + ", held by no process on this host");
+          ++r.removed;
+        } else {
+          // EBUSY: the NFS client says this host still holds it after all.
+          report("failed", p, std::string("cannot remove: ") + std::strerror(errno));
+          ++r.failed;
+        }
+      },
+      &unreadable);
+  return r;
+}
+
+}  // namespace nfsshim::tools
