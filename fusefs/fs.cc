@@ -20,14 +20,12 @@ void set_timeouts(const Fs& fs, fuse_entry_param* e) {
   e->entry_timeout = fs.opts.entry_timeout;
 }
 
-int stat_inode(const Inode& inode, struct stat* st) {
+int stat_inode(Inode& inode, struct stat* st) {
   int rv = sys::fstatat(inode.fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
   if (rv < 0) return rv;
-  // Reading grave_entry without inode.mu: a racing bury changes nlink under us anyway.
   if (S_ISREG(st->st_mode) && st->st_nlink > 0) {
-    Inode& mut = const_cast<Inode&>(inode);
-    std::lock_guard<std::mutex> lock(mut.mu);
-    if (!mut.grave_entry.empty()) --st->st_nlink;
+    std::lock_guard<std::mutex> lock(inode.mu);
+    if (!inode.grave_entry.empty()) --st->st_nlink;
   }
   return 0;
 }

@@ -55,7 +55,7 @@ struct ProcPath {
 int do_lookup(Fs& fs, fuse_ino_t parent, const char* name, fuse_entry_param* e);
 
 // Attributes as the kernel should see them (a buried inode does not count its graveyard link).
-int stat_inode(const Inode& inode, struct stat* st);
+int stat_inode(Inode& inode, struct stat* st);
 
 // Gives a file the daemon just created as DIRFD/NAME to the caller of REQ (the daemon
 // creates as root; the kernel already checked the caller's rights). In a set-group-ID

@@ -88,8 +88,13 @@ if [ $NET = 1 ]; then
   [ -s "$LAB/lab.env" ] || { echo "uml-run.sh: lab not up ($LAB/lab.env missing): run lab.sh up" >&2; exit 125; }
   # shellcheck disable=SC1091
   . "$LAB/lab.env"
+  if [[ ,$OPTS, =~ ,(vers|nfsvers)=3, ]] && [[ $LAB_PROTOS != *3* ]]; then
+    echo "uml-run.sh: -o $OPTS but the lab serves NFSv4 only: run lab.sh up --v3" >&2; exit 125
+  fi
   ip netns exec "$LAB_NETNS" ip link show "$LAB_TAP" >/dev/null 2>&1 ||
     { echo "uml-run.sh: tap $LAB_TAP not in netns $LAB_NETNS: run lab.sh up" >&2; exit 125; }
+  ip netns exec "$LAB_NETNS" bash -c "exec 3<>/dev/tcp/$LAB_SERVER/2049" 2>/dev/null ||
+    { echo "uml-run.sh: no NFS server on $LAB_SERVER:2049 in netns $LAB_NETNS: run lab.sh up" >&2; exit 125; }
 fi
 
 KVER=$(ls /usr/lib/uml/modules | sort -V | tail -1)
@@ -150,8 +155,8 @@ if [ $NET = 1 ]; then
   modprobe -d $MODROOT nfsv3 || fail "modprobe nfsv3"
   up > \$R/t_modprobed
   ok=0
-  for i in 1 2 3 4 5 6; do   # retry only what may be transient (server still starting)
-    if mount -t nfs -o "$OPTS" "${LAB_SERVER:-}:${LAB_EXPORT:-}" "$MNT" 2>\$R/mount.err; then ok=1; break; fi
+  for i in 1 2 3; do   # retry only what may be transient (server still starting)
+    if timeout -k 2 30 mount -t nfs -o "$OPTS" "${LAB_SERVER:-}:${LAB_EXPORT:-}" "$MNT" 2>\$R/mount.err; then ok=1; break; fi
     grep -qiE 'refused|timed out|try again|temporar' \$R/mount.err || break
     sleep 0.5
   done

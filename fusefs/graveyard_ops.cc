@@ -1,0 +1,116 @@
+// Delete-on-last-close: a name removed while its file is open moves into the graveyard of
+// the backing filesystem; the entry goes when the kernel releases the last open file
+// (after the last close and the last munmap).
+#include <cstring>
+
+#include "fs.h"
+#include "nfsshim/log.h"
+#include "nfsshim/metrics.h"
+
+namespace nfsshim::fuse {
+
+// Removes INODE's graveyard entry if nothing holds it open. Called with inode.mu held;
+// the entry name is moved out so that only one caller removes it.
+static std::string take_unused_entry(Inode& inode) {
+  if (inode.nopen > 0 || inode.grave_entry.empty()) return {};
+  return std::move(inode.grave_entry);
+}
+
+static void remove_entry(Fs& fs, const Inode& inode, const std::string& entry) {
+  if (entry.empty()) return;
+  int rv = fs.graveyard->remove(entry);
+  if (rv < 0 && rv != -ENOENT) {
+    Counters::inc(counters().errors);
+    SHIM_LOG_WARN("[ino {}] cannot remove graveyard entry {}: {}", inode.key.ino, entry,
+                  std::strerror(-rv));
+    return;
+  }
+  Counters::inc(counters().removed_last_ref);
+  SHIM_LOG_DEBUG("[ino {}] removed graveyard entry {}", inode.key.ino, entry);
+}
+
+void open_ref(Inode& inode) {
+  std::lock_guard<std::mutex> lock(inode.mu);
+  ++inode.nopen;
+}
+
+void release_ref(Fs& fs, Inode& inode) {
+  std::string entry;
+  {
+    std::lock_guard<std::mutex> lock(inode.mu);
+    if (inode.nopen == 0) {
+      SHIM_LOG_ERROR("[ino {}] release without open", inode.key.ino);
+      return;
+    }
+    --inode.nopen;
+    entry = take_unused_entry(inode);
+  }
+  remove_entry(fs, inode, entry);
+}
+
+int bury(Fs& fs, Inode& inode, int dirfd, const char* name) {
+  if (!fs.graveyard || inode.type != S_IFREG) return 0;
+  std::lock_guard<std::mutex> lock(inode.mu);
+  if (inode.nopen == 0 && !fs.backing_nfs) return 0;
+  // Already buried through another hard link: this name is just one more link.
+  if (!inode.grave_entry.empty()) return 0;
+  if (inode.key.dev != fs.graveyard->dev()) {
+    if (log::first_time("fuse:bury-xdev"))
+      SHIM_LOG_WARN("[ino {}] file is on another filesystem than the graveyard: plain unlink",
+                    inode.key.ino);
+    Counters::inc(counters().fallbacks);
+    return 0;
+  }
+  std::string entry;
+  int rv = fs.graveyard->bury(dirfd, name, 'b', &entry);
+  if (rv < 0) {
+    if (rv == -ENOENT) return rv;
+    if (log::first_time("fuse:bury:" + std::to_string(-rv)))
+      SHIM_LOG_WARN("[ino {}] cannot move '{}' into the graveyard ({}): plain unlink",
+                    inode.key.ino, name, std::strerror(-rv));
+    Counters::inc(counters().fallbacks);
+    return 0;
+  }
+  Counters::inc(counters().buried);
+  SHIM_LOG_DEBUG("[ino {}] buried '{}' as {} ({} open)", inode.key.ino, name, entry, inode.nopen);
+  inode.grave_entry = std::move(entry);
+  return 1;
+}
+
+int unbury(Fs& fs, Inode& inode, int dirfd, const char* name) {
+  std::lock_guard<std::mutex> lock(inode.mu);
+  if (inode.grave_entry.empty()) return 0;
+  int rv = fs.graveyard->restore(inode.grave_entry, dirfd, name);
+  if (rv < 0) {
+    // A new file took the name meanwhile: the old one stays buried, as if replaced.
+    SHIM_LOG_WARN("[ino {}] cannot put '{}' back from the graveyard: {}", inode.key.ino, name,
+                  std::strerror(-rv));
+    return rv;
+  }
+  inode.grave_entry.clear();
+  return 0;
+}
+
+void settle(Fs& fs, Inode& inode) {
+  std::string entry;
+  {
+    std::lock_guard<std::mutex> lock(inode.mu);
+    entry = take_unused_entry(inode);
+  }
+  remove_entry(fs, inode, entry);
+}
+
+void drop_all_buried(Fs& fs) {
+  if (!fs.graveyard) return;
+  for (const auto& inode : fs.inodes->all()) {
+    std::string entry;
+    {
+      std::lock_guard<std::mutex> lock(inode->mu);
+      entry = std::move(inode->grave_entry);
+      inode->grave_entry.clear();
+    }
+    remove_entry(fs, *inode, entry);
+  }
+}
+
+}  // namespace nfsshim::fuse
