@@ -63,11 +63,11 @@ pid_is() {
 
 # stop_pid PIDFILE COMM: SIGTERM, wait up to 10 s, then SIGKILL; removes PIDFILE
 stop_pid() {
-  local f=$1 comm=$2 p i
+  local f=$1 comm=$2 p
   if pid_is "$f" "$comm"; then
     p=$(cat "$f")
     kill "$p" 2>/dev/null || true
-    for i in $(seq 100); do pid_is "$f" "$comm" || break; sleep 0.1; done
+    for _ in $(seq 100); do pid_is "$f" "$comm" || break; sleep 0.1; done
     if pid_is "$f" "$comm"; then log "$comm ($p) ignores SIGTERM, SIGKILL"; kill -9 "$p" 2>/dev/null || true; fi
     log "stopped $comm (pid $p)"
   fi
@@ -100,7 +100,7 @@ ganesha_stop() {
 }
 
 ganesha_start() {   # $1 = protocols: "4" or "3, 4"
-  local protos=$1 rpcb=0 i ok=0 t0 t1 pid
+  local protos=$1 rpcb=0 ok=0 t0 t1 pid
   case "$protos" in *3*) rpcb=1;; esac
   command -v ganesha.nfsd >/dev/null || { log "ganesha.nfsd missing: apt-get install nfs-ganesha nfs-ganesha-vfs"; exit 1; }
   [ $rpcb = 0 ] || command -v rpcbind >/dev/null || { log "rpcbind missing: apt-get install rpcbind"; exit 1; }

@@ -66,11 +66,28 @@ inline std::string read_file(const std::string& p) {
   return s;
 }
 
+// Removes PATH and everything below it (in-process: no shell, no rm under the preload).
+inline void remove_tree(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    if (DIR* d = opendir(path.c_str())) {
+      std::vector<std::string> names;
+      while (struct dirent* e = readdir(d))
+        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
+      closedir(d);
+      for (const auto& n : names) remove_tree(path + "/" + n);
+    }
+    rmdir(path.c_str());
+  } else {
+    unlink(path.c_str());
+  }
+}
+
 // A fresh directory below the watch root for one test.
 inline std::string fresh_dir(const std::string& name) {
   std::string d = watch_root() + "/" + name + "." + std::to_string(getpid());
-  std::string cmd = "rm -rf '" + d + "'";
-  if (std::system(cmd.c_str()) != 0) std::abort();
+  remove_tree(d);
   if (mkdir(d.c_str(), 0755) != 0) std::abort();
   return d;
 }
