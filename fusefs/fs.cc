@@ -41,6 +41,15 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
   int rv = sys::fstatat(fd.get(), "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
   if (rv < 0) return rv;
   if (fs.hidden_inode(e->attr)) return -ENOENT;  // reached through another name (a bind mount)
+  // Our O_PATH descriptor keeps a local inode (and its number) alive, but on a FUSE or NFS
+  // backing filesystem a deleted file's number can come back for a new file while we still
+  // hold the old one: then the table entry is stale and must not be reused.
+  if (auto known = fs.inodes->find(key_of(e->attr))) {
+    struct stat kst;
+    bool same = sys::fstatat(known->fd.get(), "", &kst, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+                (kst.st_mode & S_IFMT) == (e->attr.st_mode & S_IFMT) && kst.st_nlink > 0;
+    if (!same) fs.inodes->retire(*known);
+  }
   e->ino = fs.inodes->add_lookup(std::move(fd), e->attr, &e->generation);
   set_timeouts(fs, e);
   return 0;

@@ -78,10 +78,17 @@ void InodeTable::forget(fuse_ino_t ino, uint64_t n) {
   }
   s.nlookup -= n;
   if (s.nlookup > 0) return;
-  by_key_.erase(s.inode->key);
+  auto it = by_key_.find(s.inode->key);
+  if (it != by_key_.end() && it->second == slot) by_key_.erase(it);  // unless retired
   dropped = std::move(s.inode);
   ++s.gen;  // the old number is stale from now on
   free_.push_back(static_cast<uint32_t>(slot));
+}
+
+void InodeTable::retire(const Inode& inode) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_key_.find(inode.key);
+  if (it != by_key_.end() && slots_[it->second].inode.get() == &inode) by_key_.erase(it);
 }
 
 std::vector<std::shared_ptr<Inode>> InodeTable::all() const {

@@ -69,6 +69,9 @@ class InodeTable {
   // O_PATH descriptor of that inode; dropped if the inode is known already). Returns the
   // inode number and its generation.
   fuse_ino_t add_lookup(sys::Fd fd, const struct stat& st, uint64_t* generation);
+  // INODE's file is gone although the kernel still knows its number (a FUSE or NFS backing
+  // filesystem reused its inode number): later lookups of the key must not find it.
+  void retire(const Inode& inode);
   // The kernel forgets N lookups; the slot is freed at zero.
   void forget(fuse_ino_t ino, uint64_t n);
   // Every live inode (shutdown cleanup).

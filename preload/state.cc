@@ -66,6 +66,7 @@ void init_process() {
   if (once.exchange(true)) return;
   Guard guard;
   ErrnoKeeper keep;
+  resolve_mmap_symbols();
   std::vector<ConfigError> errors;
   g_config = new Config(load_config(environ, &errors));
   std::string why;

@@ -25,4 +25,7 @@ bool hidden_name(const char* name);
 
 void init_process();
 
+// Resolves the real mmap family (wrap_mmap.cc); called by init_process.
+void resolve_mmap_symbols();
+
 }  // namespace nfsshim::preload

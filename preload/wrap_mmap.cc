@@ -1,7 +1,10 @@
 // Mappings: a buried file may be held by a mapping alone (Kafka closes an index's fd
 // right after mapping it), so unmapping can be its last reference.
 #define _GNU_SOURCE 1
+#include <dlfcn.h>
 #include <stdarg.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -45,34 +48,51 @@ bool touches_tracked(void* addr, size_t len) noexcept {
 
 }  // namespace
 
-NFSSHIM_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  auto real = REAL(mmap);
-  if (!real) {
-    errno = ENOSYS;
-    return MAP_FAILED;
-  }
-  void* rv = real(addr, len, prot, flags, fd, off);
+// The real functions, resolved by the constructor. Until then (and for code that runs
+// before any constructor, such as a sanitizer runtime initialising itself) the kernel
+// is called directly: glibc's mmap family are plain system calls, and no dlsym,
+// allocation or atomic may happen that early.
+using MmapFn = void* (*)(void*, size_t, int, int, int, off_t);
+using MunmapFn = int (*)(void*, size_t);
+using MremapFn = void* (*)(void*, size_t, size_t, int, ...);
+static MmapFn g_mmap, g_mmap64;
+static MunmapFn g_munmap;
+static MremapFn g_mremap;
+
+namespace nfsshim::preload {
+void resolve_mmap_symbols() {
+  g_mmap = reinterpret_cast<MmapFn>(dlsym(RTLD_NEXT, "mmap"));
+  g_mmap64 = reinterpret_cast<MmapFn>(dlsym(RTLD_NEXT, "mmap64"));
+  g_munmap = reinterpret_cast<MunmapFn>(dlsym(RTLD_NEXT, "munmap"));
+  g_mremap = reinterpret_cast<MremapFn>(dlsym(RTLD_NEXT, "mremap"));
+}
+}  // namespace nfsshim::preload
+
+#define EARLY_SAFE __attribute__((no_sanitize("thread")))
+
+EARLY_SAFE static void* sys_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return reinterpret_cast<void*>(::syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+}
+
+NFSSHIM_EXPORT EARLY_SAFE void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (!g_mmap) return sys_mmap(addr, len, prot, flags, fd, off);
+  void* rv = g_mmap(addr, len, prot, flags, fd, off);
   after_map(rv, addr, len, flags, fd);
   return rv;
 }
 
-NFSSHIM_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
-  auto real = REAL(mmap64);
-  if (!real) {
-    errno = ENOSYS;
-    return MAP_FAILED;
-  }
-  void* rv = real(addr, len, prot, flags, fd, off);
+NFSSHIM_EXPORT EARLY_SAFE void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
+  if (!g_mmap64) return sys_mmap(addr, len, prot, flags, fd, off);
+  void* rv = g_mmap64(addr, len, prot, flags, fd, off);
   after_map(rv, addr, len, flags, fd);
   return rv;
 }
 
-NFSSHIM_EXPORT int munmap(void* addr, size_t len) {
-  auto real = REAL(munmap);
-  if (!real) return missing_symbol();
+NFSSHIM_EXPORT EARLY_SAFE int munmap(void* addr, size_t len) {
+  if (!g_munmap) return static_cast<int>(::syscall(SYS_munmap, addr, len));
   Guard g;
-  if (!g.outermost() || !touches_tracked(addr, len)) return real(addr, len);
-  int rv = real(addr, len);
+  if (!g.outermost() || !touches_tracked(addr, len)) return g_munmap(addr, len);
+  int rv = g_munmap(addr, len);
   ErrnoKeeper keep;
   try {
     Registry::get().recount();
@@ -81,12 +101,7 @@ NFSSHIM_EXPORT int munmap(void* addr, size_t len) {
   return rv;
 }
 
-NFSSHIM_EXPORT void* mremap(void* old, size_t oldlen, size_t newlen, int flags, ...) {
-  auto real = REAL(mremap);
-  if (!real) {
-    errno = ENOSYS;
-    return MAP_FAILED;
-  }
+NFSSHIM_EXPORT EARLY_SAFE void* mremap(void* old, size_t oldlen, size_t newlen, int flags, ...) {
   void* newaddr = nullptr;
   if (flags & MREMAP_FIXED) {
     va_list ap;
@@ -94,11 +109,13 @@ NFSSHIM_EXPORT void* mremap(void* old, size_t oldlen, size_t newlen, int flags, 
     newaddr = va_arg(ap, void*);
     va_end(ap);
   }
+  if (!g_mremap)
+    return reinterpret_cast<void*>(::syscall(SYS_mremap, old, oldlen, newlen, flags, newaddr));
   Guard g;
   bool tracked = g.outermost() && (touches_tracked(old, oldlen) ||
                                    ((flags & MREMAP_FIXED) && touches_tracked(newaddr, newlen)));
-  void* rv = (flags & MREMAP_FIXED) ? real(old, oldlen, newlen, flags, newaddr)
-                                    : real(old, oldlen, newlen, flags);
+  void* rv = (flags & MREMAP_FIXED) ? g_mremap(old, oldlen, newlen, flags, newaddr)
+                                    : g_mremap(old, oldlen, newlen, flags);
   if (tracked) {
     ErrnoKeeper keep;
     try {

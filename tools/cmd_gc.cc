@@ -14,7 +14,7 @@
 namespace nfsshim::tools {
 
 static const char kGcHelp[] =
-    "usage: nfsshim gc [--dry-run] [--max-age AGE] [--silly] [PATH...]\n"
+    "usage: nfsshim gc [--dry-run] [--max-age AGE] [--silly [--proc DIR]] [PATH...]\n"
     "\n"
     "For each PATH (a mount root or watched directory holding .graveyard.nfsshim, or a\n"
     "graveyard directory itself) removes the entries whose owner process on this host\n"
@@ -27,7 +27,10 @@ static const char kGcHelp[] =
     "  --max-age AGE   e.g. 3600, 90m, 12h, 7d (default: foreign_max_age, 7d)\n"
     "  --silly         also remove the NFS client's .nfsXXXX silly-rename files under\n"
     "                  PATH (same filesystem, no symlinks followed) older than AGE that\n"
-    "                  no process on this host holds open or mapped\n"
+    "                  no process on this host holds open or mapped (if some process\n"
+    "                  cannot be inspected, nothing is removed)\n"
+    "  --proc DIR      the proc filesystem to search for holders (default /proc; e.g.\n"
+    "                  /host/proc in a container that sees the host's processes there)\n"
     "\n"
     "Prints one line per entry: 'removed:', 'would remove:', 'kept:' or 'failed:'.\n"
     "exit status: 0 done; 1 some removals failed; 2 bad arguments or unreadable PATH\n"
@@ -53,6 +56,9 @@ int cmd_gc(const std::vector<std::string>& args) {
       opt.dry_run = true;
     } else if (a == "--silly") {
       silly = true;
+    } else if (a == "--proc") {
+      if (i + 1 >= args.size()) return usage_error("gc", "--proc needs a DIR");
+      opt.proc = args[++i];
     } else if (a == "--max-age" || a.rfind("--max-age=", 0) == 0) {
       std::string v;
       if (a == "--max-age") {
@@ -68,6 +74,8 @@ int cmd_gc(const std::vector<std::string>& args) {
     }
   }
   if (silly && paths.empty()) return usage_error("gc", "--silly needs a PATH to walk");
+  if (::access(opt.proc.c_str(), R_OK | X_OK) != 0)
+    return usage_error("gc", "cannot read --proc '" + opt.proc + "'");
   // Every PATH must be a readable directory before anything is removed anywhere.
   for (const auto& p : paths) {
     int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -14,6 +14,7 @@ struct GcOptions {
   bool dry_run = false;
   int64_t max_age_s = 0;  // for entries of other hosts/boots, swept leftovers, silly renames
   time_t now = 0;
+  std::string proc = "/proc";  // where to look for processes that hold files
 };
 
 struct GcResult {

@@ -47,7 +47,7 @@ GcResult gc_silly(const std::string& path, const GcOptions& opt) {
   if (keys.empty()) return r;
 
   // One pass over every process's descriptors and mappings for all candidates.
-  HolderScan holders = scan_holders(keys);
+  HolderScan holders = scan_holders(keys, opt.proc.c_str());
 
   // Pass 2: act on the same inodes, found again relative to their directories.
   unreadable.clear();

@@ -57,7 +57,12 @@ static bool scan_fds(int piddir, pid_t pid, const std::vector<InodeKey>& keys, H
     if (!all_digits(de->d_name)) continue;
     struct stat st;
     // Follows the magic link: the file the descriptor refers to.
-    if (::fstatat(fdd, de->d_name, &st, 0) != 0) continue;  // closed meanwhile
+    if (::fstatat(fdd, de->d_name, &st, 0) != 0) {
+      if (errno == ENOENT) continue;  // closed meanwhile
+      *err = errno;  // e.g. EACCES: a process we may not inspect
+      ::closedir(d);
+      return false;
+    }
     for (size_t i = 0; i < keys.size(); ++i)
       if (st.st_dev == keys[i].dev && st.st_ino == keys[i].ino && !out->holder[i]) out->holder[i] = pid;
   }

@@ -9,6 +9,7 @@ pkgs=(
   bindfs openjdk-17-jdk-headless
   nfs-ganesha nfs-ganesha-vfs nfs-ganesha-mem rpcbind
   user-mode-linux kmod iproute2 procps psmisc
+  prometheus   # promtool, to check `nfsshim stat --prometheus`
 )
 missing=()
 for p in "${pkgs[@]}"; do

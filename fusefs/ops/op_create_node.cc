@@ -1,0 +1,43 @@
+// mkdir, mknod, symlink: make the node, give it to the caller, look it up.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "ops/ops.h"
+
+namespace nfsshim::fuse::ops {
+namespace {
+
+// MAKE(dirfd) creates PARENT/NAME and returns 0 or -errno.
+template <typename Make>
+void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Make make) {
+  Fs& fs = fs_of(req);
+  auto parent = fs.inodes->get(parent_ino);
+  if (!parent) return (void)fuse_reply_err(req, ESTALE);
+  if (fs.hidden_name(*parent, name)) return (void)fuse_reply_err(req, EEXIST);
+  int rv = make(parent->fd.get());
+  if (rv == 0) rv = chown_new(req, fs, *parent, parent->fd.get(), name);
+  fuse_entry_param e{};
+  if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e);
+  if (rv < 0) return (void)fuse_reply_err(req, -rv);
+  if (fuse_reply_entry(req, &e) != 0) fs.inodes->forget(e.ino, 1);
+}
+
+}  // namespace
+
+void mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  make_node(req, parent, name, [&](int dirfd) { return sys::mkdirat(dirfd, name, mode); });
+}
+
+void mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  make_node(req, parent, name,
+            [&](int dirfd) { return static_cast<int>(neg(::mknodat(dirfd, name, mode, rdev))); });
+}
+
+void symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
+  make_node(req, parent, name,
+            [&](int dirfd) { return static_cast<int>(neg(::symlinkat(link, dirfd, name))); });
+}
+
+}  // namespace nfsshim::fuse::ops

@@ -1,0 +1,42 @@
+// init: what we ask of the kernel connection.
+#include "fs.h"
+#include "nfsshim/log.h"
+#include "ops/ops.h"
+
+namespace nfsshim::fuse::ops {
+
+void init(void* userdata, fuse_conn_info* conn) {
+  Fs& fs = *static_cast<Fs*>(userdata);
+  // Asking for a capability the kernel lacks aborts the mount: only ask for capable ones.
+  auto want = [conn](unsigned cap, bool on) {
+    if (on && (conn->capable & cap)) conn->want |= cap;
+    else conn->want &= ~cap;
+  };
+  want(FUSE_CAP_SPLICE_WRITE, fs.opts.splice);
+  want(FUSE_CAP_SPLICE_MOVE, fs.opts.splice);
+  want(FUSE_CAP_SPLICE_READ, fs.opts.splice);
+  want(FUSE_CAP_WRITEBACK_CACHE, fs.opts.writeback);
+  // Drop cached data when the backing file's mtime or size changed behind our back.
+  want(FUSE_CAP_AUTO_INVAL_DATA, true);
+  want(FUSE_CAP_PARALLEL_DIROPS, true);
+  want(FUSE_CAP_ATOMIC_O_TRUNC, true);
+  // No getlk/setlk/flock ops: the kernel keeps flock and POSIX locks itself, for every
+  // process on this host (they are not forwarded to the NFS server).
+  want(FUSE_CAP_POSIX_LOCKS, false);
+  want(FUSE_CAP_FLOCK_LOCKS, false);
+  // libfuse already raised max_write to its buffer (1 MiB with max_pages on 3.6+).
+  SHIM_LOG_INFO("connection: protocol {}.{}, max_write {}, max_readahead {}, splice {}, "
+                "writeback cache {}",
+                conn->proto_major, conn->proto_minor, conn->max_write, conn->max_readahead,
+                (conn->want & FUSE_CAP_SPLICE_READ) ? "on" : "off",
+                (conn->want & FUSE_CAP_WRITEBACK_CACHE) ? "on" : "off");
+#if NFSSHIM_HAVE_PASSTHROUGH
+  SHIM_LOG_INFO("kernel passthrough: not used yet (classic path)");
+#else
+  SHIM_LOG_INFO("kernel passthrough: not available (built against libfuse {}.{}, needs 3.17 "
+                "and Linux 6.9); using the classic path",
+                NFSSHIM_LIBFUSE_VERSION / 100, NFSSHIM_LIBFUSE_VERSION % 100);
+#endif
+}
+
+}  // namespace nfsshim::fuse::ops

@@ -1,0 +1,52 @@
+// read, write_buf, fallocate, copy_file_range, lseek: data goes straight between the
+// kernel and the backing descriptor (splice where libfuse can).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "ops/ops.h"
+
+namespace nfsshim::fuse::ops {
+
+void read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+  buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+  buf.buf[0].fd = static_cast<int>(fi->fh);
+  buf.buf[0].pos = off;
+  fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+void write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_file_info* fi) {
+  fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+  out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+  out.buf[0].fd = static_cast<int>(fi->fh);
+  out.buf[0].pos = off;
+  ssize_t n = fuse_buf_copy(&out, in, static_cast<fuse_buf_copy_flags>(0));
+  if (n < 0) return (void)fuse_reply_err(req, static_cast<int>(-n));
+  fuse_reply_write(req, static_cast<size_t>(n));
+}
+
+void fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t len, fuse_file_info* fi) {
+  reply_status(req, neg(::fallocate(static_cast<int>(fi->fh), mode, off, len)));
+}
+
+#if NFSSHIM_HAVE_COPY_FILE_RANGE
+void copy_file_range(fuse_req_t req, fuse_ino_t, off_t off_in, fuse_file_info* fi_in, fuse_ino_t,
+                     off_t off_out, fuse_file_info* fi_out, size_t len, int flags) {
+  loff_t in = off_in, out = off_out;
+  ssize_t n = ::copy_file_range(static_cast<int>(fi_in->fh), &in, static_cast<int>(fi_out->fh),
+                                &out, len, static_cast<unsigned>(flags));
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_write(req, static_cast<size_t>(n));
+}
+#endif
+
+#if NFSSHIM_HAVE_LSEEK
+void lseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
+  off_t res = ::lseek(static_cast<int>(fi->fh), off, whence);
+  if (res == -1) return (void)fuse_reply_err(req, errno);
+  fuse_reply_lseek(req, res);
+}
+#endif
+
+}  // namespace nfsshim::fuse::ops

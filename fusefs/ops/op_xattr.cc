@@ -1,0 +1,70 @@
+// getxattr, setxattr, listxattr, removexattr through /proc/self/fd. There is no race-free
+// way to reach a symlink's own xattrs from an O_PATH descriptor before Linux 6.13
+// (getxattrat): symlinks answer ENOTSUP, as in libfuse's passthrough_hp.
+#include <sys/xattr.h>
+
+#include <vector>
+
+#include "fs.h"
+#include "ops/ops.h"
+
+namespace nfsshim::fuse::ops {
+namespace {
+
+std::shared_ptr<Inode> xattr_inode(fuse_req_t req, fuse_ino_t ino) {
+  auto inode = fs_of(req).inodes->get(ino);
+  if (!inode) {
+    fuse_reply_err(req, ESTALE);
+    return nullptr;
+  }
+  if (inode->type == S_IFLNK) {
+    fuse_reply_err(req, ENOTSUP);
+    return nullptr;
+  }
+  return inode;
+}
+
+// Replies to a get/list call: the size if SIZE is 0, else the bytes.
+template <typename Call>
+void reply_sized(fuse_req_t req, size_t size, Call call) {
+  if (size == 0) {
+    ssize_t n = call(nullptr, 0);
+    if (n < 0) return (void)fuse_reply_err(req, errno);
+    return (void)fuse_reply_xattr(req, static_cast<size_t>(n));
+  }
+  std::vector<char> buf(size);
+  ssize_t n = call(buf.data(), size);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+}
+
+}  // namespace
+
+void getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  auto inode = xattr_inode(req, ino);
+  if (!inode) return;
+  const ProcPath path(inode->fd.get());
+  reply_sized(req, size, [&](char* b, size_t n) { return ::getxattr(path.c_str(), name, b, n); });
+}
+
+void listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  auto inode = xattr_inode(req, ino);
+  if (!inode) return;
+  const ProcPath path(inode->fd.get());
+  reply_sized(req, size, [&](char* b, size_t n) { return ::listxattr(path.c_str(), b, n); });
+}
+
+void setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+              int flags) {
+  auto inode = xattr_inode(req, ino);
+  if (!inode) return;
+  reply_status(req, neg(::setxattr(ProcPath(inode->fd.get()).c_str(), name, value, size, flags)));
+}
+
+void removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  auto inode = xattr_inode(req, ino);
+  if (!inode) return;
+  reply_status(req, neg(::removexattr(ProcPath(inode->fd.get()).c_str(), name)));
+}
+
+}  // namespace nfsshim::fuse::ops

@@ -1,0 +1,63 @@
+# Shared harness for the fusefs tests (sourced). Every test works under a fresh temp dir and
+# unmounts everything it mounted on exit, whatever happened.
+#   NFSSHIM_BUILD   build dir (holds fusefs/nfsshim-fuse, tests/kafka, tests/fusefs)
+set -u
+BUILD=${NFSSHIM_BUILD:?NFSSHIM_BUILD must name the build directory}
+SHIM_BIN=$BUILD/fusefs/nfsshim-fuse
+# NFSSHIM_* variables are nfsshim settings to the daemon: keep the harness's own out.
+SHIM="env -u NFSSHIM_BUILD $SHIM_BIN"
+GRAVEYARD=.graveyard.nfsshim
+T=$(mktemp -d /tmp/nfsshim-fusefs.XXXXXX)
+MOUNTS=()   # mount points to unmount, last first
+PIDS=()     # daemons we started in the foreground
+
+cleanup() {
+  local i
+  for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+    fusermount3 -u -z "${MOUNTS[i]}" 2>/dev/null
+  done
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+
+# True while MNT is a mount point of type TYPE (the top one at that path).
+is_mounted() { grep -q " $1 .* - $2 " /proc/self/mountinfo; }
+
+wait_mounted() {  # MNT TYPE
+  local i
+  for i in $(seq 1 100); do is_mounted "$1" "$2" && stat "$1" >/dev/null 2>&1 && return 0; sleep 0.05; done
+  fail "$1 did not become a $2 mount"
+}
+
+# mount_shim SRC MNT [args...]: runs the daemon in the foreground (in the background of this
+# shell, so the test knows its pid: SHIM_PID) and waits for the mount.
+mount_shim() {
+  local src=$1 mnt=$2
+  shift 2
+  $SHIM "$src" "$mnt" -f -o log=file:"$T/shim.log" "$@" &
+  SHIM_PID=$!
+  PIDS+=("$SHIM_PID")
+  MOUNTS+=("$mnt")
+  wait_mounted "$mnt" fuse.nfsshim-fuse
+}
+
+unmount_shim() {  # MNT: unmount and wait for the daemon to exit
+  fusermount3 -u "$1" || fail "fusermount3 -u $1"
+  wait "$SHIM_PID" 2>/dev/null
+}
+
+mount_bindfs() {  # SRC MNT
+  bindfs "$1" "$2" || fail "bindfs $1 $2"
+  MOUNTS+=("$2")
+  wait_mounted "$2" fuse
+}
+
+# The graveyard of SRC (as the daemon, root, uses it) is empty.
+graveyard_empty() {
+  local g="$1/$GRAVEYARD/u$(id -u)"
+  [ ! -d "$g" ] || [ -z "$(ls -A "$g")" ]
+}

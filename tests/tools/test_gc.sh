@@ -1,0 +1,98 @@
+#!/bin/bash
+# nfsshim gc: the entry of a SIGKILLed shimmed process is removed, a live process's
+# entry is kept, --dry-run changes nothing, bad arguments change nothing (status 2);
+# --silly removes unheld old .nfs* files only, without following symlinks.
+. "$(dirname "$0")/lib.sh"
+
+holder_start live
+[[ $(holder_do live "hold $data/live.txt") == "held $data/live.txt" ]] || fail "live hold"
+holder_start victim
+[[ $(holder_do victim "hold $data/victim.txt") == "held $data/victim.txt" ]] || fail "victim hold"
+live_entry=$(entries_of "$live_pid")
+victim_entry=$(entries_of "$victim_pid")
+[[ -n $live_entry && -n $victim_entry ]] || fail "no graveyard entries: $(ls -AR "$data")"
+kill -9 "$victim_pid"
+wait "$victim_pid" 2>/dev/null
+[[ -f $stats/$victim_pid.stats ]] || fail "killed process left no stats file"
+grave=$data/.graveyard.nfsshim/u$(id -u)
+
+before=$(snapshot)
+"$nfsshim" gc --dry-run "$data" >"$tmp/dry" 2>&1 || fail "gc --dry-run: $? $(cat "$tmp/dry")"
+[[ $(snapshot) == "$before" ]] || fail "--dry-run changed something: $(diff <(echo "$before") <(snapshot))"
+grep -qF "would remove: $grave/$victim_entry (owner process $victim_pid is gone)" "$tmp/dry" || fail "dry run: $(cat "$tmp/dry")"
+grep -qF "kept: $grave/$live_entry (owner process $live_pid is alive)" "$tmp/dry" || fail "dry run: $(cat "$tmp/dry")"
+grep -qF "would remove: $stats/$victim_pid.stats" "$tmp/dry" || fail "dry run stats: $(cat "$tmp/dry")"
+pass "--dry-run reports and changes nothing"
+
+for bad in "/nonexistent/dir" "--max-age bogus $data" "--frob $data" "$data /nonexistent" "--silly"; do
+  # shellcheck disable=SC2086
+  "$nfsshim" gc $bad >/dev/null 2>"$tmp/err"; rc=$?
+  [[ $rc == 2 ]] || fail "gc $bad exited $rc"
+  [[ -s $tmp/err ]] || fail "gc $bad said nothing"
+  [[ $(snapshot) == "$before" ]] || fail "gc $bad changed something"
+done
+pass "bad arguments: status 2, nothing changed"
+
+"$nfsshim" gc "$data" >"$tmp/gc" 2>&1 || fail "gc: $? $(cat "$tmp/gc")"
+[[ ! -e $grave/$victim_entry ]] || fail "dead process's entry still there"
+[[ -e $grave/$live_entry ]] || fail "live process's entry removed"
+[[ ! -e $stats/$victim_pid.stats ]] || fail "dead process's stats file still there"
+[[ -e $stats/$live_pid.stats ]] || fail "live process's stats file removed"
+grep -qF "removed: $grave/$victim_entry" "$tmp/gc" || fail "gc output: $(cat "$tmp/gc")"
+grep -qF "kept: $grave/$live_entry" "$tmp/gc" || fail "gc output: $(cat "$tmp/gc")"
+pass "gc removed the dead owner's entry and kept the live one"
+
+[[ $(holder_do live close) == closed ]] || fail "live close"
+[[ -z $(entries_of "$live_pid") ]] || fail "entry not removed at the last close"
+
+# --silly: an old unheld one goes; one held by a process, one behind a symlink and a
+# look-alike name stay. Holders are looked up in a proc tree made here (--proc), as
+# this machine may have processes that even root cannot inspect; the real /proc is
+# checked after that.
+mkdir -p "$data/sub" "$tmp/outside"
+gone=$data/sub/.nfs00000000000000aa00000001
+held=$data/.nfs00000000000000bb00000002
+mapped=$data/sub/.nfs00000000000000dd00000004
+outside=$tmp/outside/.nfs00000000000000cc00000003
+lookalike=$data/.nfsshim-notes
+touch "$gone" "$held" "$mapped" "$outside" "$lookalike"
+ln -s "$tmp/outside" "$data/link"
+fake=$tmp/proc
+mkdir -p "$fake/4242/fd" "$fake/4343/fd"
+ln -s "$held" "$fake/4242/fd/3"
+: >"$fake/4242/maps"
+: >"$fake/4343/maps"
+printf '7f0000000000-7f0000001000 r--s 00000000 %x:%x %d %s\n' \
+  "$(stat -c %Hd "$mapped")" "$(stat -c %Ld "$mapped")" "$(stat -c %i "$mapped")" "$mapped" >"$fake/4343/maps"
+silly() { "$nfsshim" gc --silly --proc "$fake" "$@" "$data" >"$tmp/silly" 2>&1 || fail "gc --silly $*: $? $(cat "$tmp/silly")"; }
+has() { grep -qF "$1" "$tmp/silly" || fail "expected '$1' in: $(cat "$tmp/silly")"; }
+
+before=$(snapshot)
+silly --max-age 1h
+[[ $(snapshot) == "$before" ]] || fail "young silly files touched"
+has "kept: $gone (silly-renamed"
+silly --max-age 0 --dry-run
+[[ $(snapshot) == "$before" ]] || fail "--silly --dry-run changed something"
+has "would remove: $gone"
+silly --max-age 0
+[[ ! -e $gone ]] || fail "old unheld silly file kept: $(cat "$tmp/silly")"
+has "removed: $gone"
+[[ -e $held ]] || fail "silly file held by a descriptor removed"
+has "kept: $held (held by process 4242)"
+[[ -e $mapped ]] || fail "silly file held by a mapping removed"
+has "kept: $mapped (held by process 4343)"
+[[ -e $outside ]] || fail "followed a symlink"
+[[ -e $lookalike ]] || fail "removed a name the NFS client does not make"
+pass "--silly removes only old silly renames that nobody holds"
+
+# The real /proc: this shell holds $held. Either every process could be inspected
+# (then it is kept as held by us) or not (then nothing is removed).
+rm "$fake/4242/fd/3"
+exec 7<"$held"
+"$nfsshim" gc --silly --max-age 0 "$data" >"$tmp/silly" 2>&1 || fail "gc --silly: $(cat "$tmp/silly")"
+[[ -e $held && -e $mapped ]] || fail "real /proc: a silly file was removed: $(cat "$tmp/silly")"
+grep -qF "kept: $held (held by process $$)" "$tmp/silly" || has "kept: $held (cannot tell whether it is held"
+exec 7<&-
+"$nfsshim" gc --silly --proc "$tmp/none" "$data" >/dev/null 2>&1
+[[ $? == 2 ]] || fail "unreadable --proc not refused"
+pass "--silly with the real /proc never removes a held file"

@@ -1,0 +1,62 @@
+// Small pieces of the tools: LD_PRELOAD composition, silly-rename names, ELF check,
+// the holder scan, and gc of stats files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "gc.h"
+#include "holders.h"
+#include "preload_lib.h"
+#include "silly_walk.h"
+
+namespace nfsshim::tools {
+namespace {
+
+TEST(Run, PrependsThePreloadAndKeepsTheRest) {
+  EXPECT_EQ(prepend_preload("/l/p.so", ""), "/l/p.so");
+  EXPECT_EQ(prepend_preload("/l/p.so", "/a.so"), "/l/p.so:/a.so");
+  EXPECT_EQ(prepend_preload("/l/p.so", "/a.so /b.so:/c.so"), "/l/p.so:/a.so:/b.so:/c.so");
+  EXPECT_EQ(prepend_preload("/l/p.so", "/a.so:/l/p.so"), "/l/p.so:/a.so") << "not loaded twice";
+}
+
+TEST(Run, ElfCheck) {
+  std::string why;
+  EXPECT_TRUE(check_elf_library("/proc/self/exe", &why) || why.find("not a shared library") != std::string::npos) << why;
+  EXPECT_FALSE(check_elf_library("/etc/hostname", &why));
+  EXPECT_NE(why.find("not an ELF"), std::string::npos) << why;
+  EXPECT_FALSE(check_elf_library("/nonexistent/lib.so", &why));
+  EXPECT_NE(why.find("cannot open"), std::string::npos) << why;
+}
+
+TEST(Silly, NamesTheClientMakes) {
+  EXPECT_TRUE(is_silly_name(".nfs000000000012abcd00000001"));
+  EXPECT_TRUE(is_silly_name(".nfsABCDEF000012abcd0000000f"));
+  EXPECT_FALSE(is_silly_name(".nfs000000000012abcd0000001"));   // 27 characters
+  EXPECT_FALSE(is_silly_name(".nfsshim-doctor-1-2"));
+  EXPECT_FALSE(is_silly_name(".nfs000000000012abcd0000000g"));
+  EXPECT_FALSE(is_silly_name("nfs000000000012abcd000000011"));
+}
+
+TEST(Holders, FindsOurOwnDescriptor) {
+  char tmpl[] = "/tmp/nfsshim-holders.XXXXXX";
+  int fd = ::mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  struct stat st;
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  ::unlink(tmpl);
+  InodeKey held{st.st_dev, st.st_ino};
+  InodeKey nobody{st.st_dev, st.st_ino + 1000000007};
+  HolderScan h = scan_holders({held, nobody});
+  EXPECT_EQ(h.holder[0], ::getpid());
+  EXPECT_EQ(h.holder[1], 0);
+  ::close(fd);
+  h = scan_holders({held});
+  EXPECT_EQ(h.holder[0], 0) << "closed, nobody holds it";
+}
+
+}  // namespace
+}  // namespace nfsshim::tools

@@ -1,0 +1,81 @@
+#!/bin/bash
+# bench.sh [SIZE_MIB] [FILES] - nfsshim-fuse vs. the backing directory vs. bindfs, in one run.
+#   sequential 1 MiB writes (with a final fsync) and reads of a SIZE_MIB file (default 256),
+#   20000 random 4 KiB reads of it, create/stat/unlink of FILES files (default 10000).
+# Reads start with cold caches (drop_caches) on every path, so each reads from the disk.
+# The metadata part runs on a tmpfs (mounted for it): on ext4 the cost of a create depends
+# on how many inodes were deleted recently (ext4 recently_deleted() scans), i.e. on which
+# path ran before, which would swamp the difference between the paths.
+# Prints MB/s or ops/s per path, our ratio to direct and to bindfs, and the daemons' CPU
+# seconds per GiB moved (utime+stime from /proc/PID/stat).
+# Needs root, bindfs, fusermount3, g++. NFSSHIM_BUILD: build dir (default /work/main/build).
+# BENCH_SHIM_OPTS: extra nfsshim-fuse arguments (e.g. "-s" or "-o max_threads=4").
+# BENCH_DIR: where to work (default: a temp dir under /var/tmp, on the disk).
+set -eu
+SIZE=${1:-256}
+FILES=${2:-10000}
+BUILD=${NFSSHIM_BUILD:-/work/main/build}
+SHIM=$BUILD/fusefs/nfsshim-fuse
+here=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/nfsshim-bench.XXXXXX")
+cleanup() {
+  fusermount3 -u -z "$T/shim" 2>/dev/null || true
+  fusermount3 -u -z "$T/bind" 2>/dev/null || true
+  umount -l "$T/back/meta" 2>/dev/null || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+[ -x "$SHIM" ] || { echo "bench: $SHIM not built" >&2; exit 2; }
+g++ -O2 -std=c++17 -o "$T/bench_io" "$here/bench_io.cc"
+B=$T/bench_io
+mkdir -p "$T/back/direct" "$T/back/shim" "$T/back/bind" "$T/shim" "$T/bind" "$T/back/meta"
+mount -t tmpfs -o size=256m nfsshim-bench "$T/back/meta"
+mkdir -p "$T/back/meta/direct" "$T/back/meta/shim" "$T/back/meta/bind"
+env -u NFSSHIM_BUILD "$SHIM" "$T/back" "$T/shim" -o log=file:"$T/shim.log" ${BENCH_SHIM_OPTS:-}
+bindfs "$T/back" "$T/bind"
+shim_pid=$(pgrep -f "^$SHIM $T/back " | head -n 1)
+bind_pid=$(pgrep -f "^bindfs $T/back " | head -n 1)
+dirs=(direct "$T/back/direct" shim "$T/shim/shim" bindfs "$T/bind/bind")
+meta_dir() { case $1 in direct) echo "$T/back/meta/direct" ;; shim) echo "$T/shim/meta/shim" ;; bindfs) echo "$T/bind/meta/bind" ;; esac; }
+
+cpu() {  # PID -> utime+stime in clock ticks
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+pid_of() { case $1 in shim) echo "$shim_pid" ;; bindfs) echo "$bind_pid" ;; *) echo "" ;; esac; }
+drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+declare -A R
+hz=$(getconf CLK_TCK)
+for ((i = 0; i < ${#dirs[@]}; i += 2)); do
+  name=${dirs[i]} d=${dirs[i + 1]} pid=$(pid_of "${dirs[i]}")
+  c0=$([ -n "$pid" ] && cpu "$pid" || echo 0)
+  drop
+  R[$name.write]=$($B seqwrite "$d/big" "$SIZE")
+  drop
+  R[$name.read]=$($B seqread "$d/big")
+  c1=$([ -n "$pid" ] && cpu "$pid" || echo 0)
+  R[$name.cpu]=$(echo "($c1 - $c0) / $hz / ($SIZE * 2 / 1024)" | bc -l)
+  drop
+  R[$name.rand]=$($B randread "$d/big" 20000)
+  rm -f "$d/big"
+  read -r c s u < <($B meta "$(meta_dir "$name")" "$FILES")
+  R[$name.create]=$c R[$name.stat]=$s R[$name.unlink]=$u
+done
+
+printf '\nnfsshim-fuse benchmark: %d MiB file, %d files, %s\n' "$SIZE" "$FILES" "$(uname -r)"
+printf '%-22s %12s %12s %12s %10s %10s\n' test direct nfsshim-fuse bindfs shim/direct shim/bindfs
+row() {  # LABEL KEY AMOUNT UNIT: rate = AMOUNT / seconds
+  local dr sr br
+  dr=$(echo "$3 / ${R[direct.$2]}" | bc -l)
+  sr=$(echo "$3 / ${R[shim.$2]}" | bc -l)
+  br=$(echo "$3 / ${R[bindfs.$2]}" | bc -l)
+  printf '%-22s %12.0f %12.0f %12.0f %10.2f %10.2f\n' "$1 ($4)" "$dr" "$sr" "$br" \
+    "$(echo "$sr / $dr" | bc -l)" "$(echo "$sr / $br" | bc -l)"
+}
+row "seq write 1M+fsync" write "$SIZE" "MiB/s"
+row "seq read 1M cold" read "$SIZE" "MiB/s"
+row "rand read 4K cold" rand 20000 "ops/s"
+row "create" create "$FILES" "ops/s"
+row "stat" stat "$FILES" "ops/s"
+row "unlink" unlink "$FILES" "ops/s"
+printf 'daemon CPU seconds per GiB (seq write+read): nfsshim-fuse %.2f, bindfs %.2f\n' \
+  "${R[shim.cpu]}" "${R[bindfs.cpu]}"

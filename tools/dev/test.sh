@@ -1,0 +1,49 @@
+#!/bin/bash
+# test.sh: the whole test suite, as CI runs it (.ci/run calls exactly this).
+# Installs what is missing, builds, starts the NFS lab (nfs-ganesha + user-mode-linux),
+# runs every test, then the sanitizer builds (ASan+UBSan, TSan) on the tests that run
+# our code in-process, and stops everything it started. Needs root.
+#   NFSSHIM_SKIP_SANITIZERS=1  skip the two sanitizer builds (quick local runs)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+jobs=$(nproc)
+
+"$root/tools/dev/install-deps.sh"
+
+export NFSSHIM_LAB=${NFSSHIM_LAB:-/tmp/nfsshim-lab}
+cleanup() {
+  "$root/tests/lab/lab.sh" down >/dev/null 2>&1 || true
+  # FUSE mounts a failed test may have left behind in our build trees.
+  grep -o " $root/build-[^ ]*" /proc/mounts | while read -r m; do fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+build() {  # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+status=0
+summary=()
+run() {  # run NAME DIR ctest-args...
+  local name=$1 dir=$2; shift 2
+  echo "=== $name"
+  if (cd "$dir" && ctest --output-on-failure -j "$jobs" "$@"); then summary+=("$name: ok")
+  else summary+=("$name: FAILED"); status=1; fi
+}
+
+build build-ci
+run "all tests" build-ci
+
+if [ "${NFSSHIM_SKIP_SANITIZERS:-0}" != 1 ]; then
+  build build-asan -DNFSSHIM_SANITIZE=address,undefined
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run "ASan+UBSan" build-asan -L _san
+  build build-tsan -DNFSSHIM_SANITIZE=thread
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run "TSan" build-tsan -L _san
+fi
+
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+exit $status
