@@ -26,6 +26,11 @@ struct Fs {
   // On NFS an unlink of a name whose dentry we hold (our O_PATH fd) is silly-renamed into
   // the user's directory: there every unlink of a known inode goes through the graveyard.
   bool backing_nfs = false;
+  // Inode numbers of SOURCE's filesystem cannot come back while we hold an O_PATH descriptor
+  // of the inode (local filesystems; not NFS or FUSE): a lookup of a known inode then needs no
+  // new descriptor and no check that the known one is still the same file.
+  bool stable_inums = false;
+  dev_t source_dev = 0;
   uid_t uid = 0;  // the daemon's own ids: new files get the caller's
   gid_t gid = 0;
 
@@ -33,6 +38,8 @@ struct Fs {
     return parent.key == graveyard_parent_key && graveyard_name == name;
   }
   bool hidden_inode(const struct stat& st) const { return key_of(st) == graveyard_key; }
+  // Whether KEY is on SOURCE's own filesystem and that one has stable inode numbers.
+  bool stable(const InodeKey& key) const { return stable_inums && key.dev == source_dev; }
 };
 
 inline Fs& fs_of(fuse_req_t req) { return *static_cast<Fs*>(fuse_req_userdata(req)); }
@@ -51,8 +58,10 @@ struct ProcPath {
 };
 
 // Looks PARENT/NAME up in the backing filesystem and counts one kernel lookup.
-// 0 or -errno; the graveyard is -ENOENT.
-int do_lookup(Fs& fs, fuse_ino_t parent, const char* name, fuse_entry_param* e);
+// 0 or -errno; the graveyard is -ENOENT. CREATED: the caller just made the name (the inode
+// cannot be known yet, so the known-inode fast path is skipped).
+int do_lookup(Fs& fs, fuse_ino_t parent, const char* name, fuse_entry_param* e,
+              bool created = false);
 
 // Attributes as the kernel should see them (a buried inode does not count its graveyard link).
 int stat_inode(Inode& inode, struct stat* st);

@@ -59,6 +59,16 @@ fuse_ino_t InodeTable::add_lookup(sys::Fd fd, const struct stat& st, uint64_t* g
   return make_ino(slot, s.gen);
 }
 
+fuse_ino_t InodeTable::add_known_lookup(const InodeKey& key, uint64_t* generation) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) return 0;
+  Slot& s = slots_[it->second];
+  ++s.nlookup;
+  *generation = s.gen;
+  return make_ino(it->second, s.gen);
+}
+
 void InodeTable::forget(fuse_ino_t ino, uint64_t n) {
   uint64_t slot = ino & 0xffffffffu;
   uint32_t gen = static_cast<uint32_t>(ino >> 32);

@@ -69,6 +69,8 @@ class InodeTable {
   // O_PATH descriptor of that inode; dropped if the inode is known already). Returns the
   // inode number and its generation.
   fuse_ino_t add_lookup(sys::Fd fd, const struct stat& st, uint64_t* generation);
+  // One more kernel lookup of the inode with KEY if it is known (its number, or 0 if not).
+  fuse_ino_t add_known_lookup(const InodeKey& key, uint64_t* generation);
   // INODE's file is gone although the kernel still knows its number (a FUSE or NFS backing
   // filesystem reused its inode number): later lookups of the key must not find it.
   void retire(const Inode& inode);

@@ -156,6 +156,16 @@ bool open_graveyard(Fs& fs, int source_fd, const struct stat& source_st, const C
   return true;
 }
 
+// Local filesystems whose inode numbers stay taken while we hold an O_PATH descriptor (and
+// whose close(2) reports nothing a FLUSH would carry): ext2/3/4, xfs, btrfs, tmpfs. Anything
+// else (NFS, FUSE, CIFS, ...) gets the careful path.
+bool local_fs_type(long type) {
+  switch (type) {
+    case 0xEF53: case 0x58465342: case 0x9123683E: case 0x01021994: return true;
+    default: return false;
+  }
+}
+
 // Raises the kernel readahead of our mount (bdi "0:N"): 128 KiB by default, too small
 // for the sequential reads brokers do.
 void set_read_ahead(const Options& opts) {
@@ -172,6 +182,10 @@ void set_read_ahead(const Options& opts) {
     SHIM_LOG_WARN("cannot set {} to {}: {}", path, value, errstr(fd.valid() ? errno : fd.get()));
 }
 
+// Multi-threaded by default, libfuse's thread limits: on NFS each request waits for the
+// server, and one thread would serialize every caller. -s (one thread) avoids the hand-off
+// between daemon threads and was faster for a single caller's metadata loop on a 2-vCPU VM
+// (tools/bench/fuse, see fusefs/README.md), which is not the workload this is for.
 int run_loop(fuse_session* se, const Options& opts) {
   if (opts.singlethread) return fuse_session_loop(se);
 #if FUSE_USE_VERSION >= 312
@@ -244,6 +258,8 @@ int run(int argc, char** argv) {
   if (!open_graveyard(fs, source_fd.get(), source_st, cfg, &why)) return fail(why);
   struct statfs sfs;
   fs.backing_nfs = ::fstatfs(source_fd.get(), &sfs) == 0 && sfs.f_type == kNfsSuperMagic;
+  fs.stable_inums = !fs.backing_nfs && local_fs_type(sfs.f_type);
+  fs.source_dev = source_st.st_dev;
   fs.inodes = std::make_unique<InodeTable>(std::move(source_fd), source_st);
 
   if (fuse_set_signal_handlers(se) != 0) return fail("cannot install signal handlers");

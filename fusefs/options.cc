@@ -247,7 +247,8 @@ void print_usage(const char* prog) {
       "    -o log_level=LEVEL        trace, debug, info, warn, error (default info)\n"
       "    -f                        stay in the foreground\n"
       "    -d                        debug (implies -f)\n"
-      "    -s                        single-threaded\n"
+      "    -s                        single-threaded (one caller's metadata loop may run faster;\n"
+      "                              serializes all callers' NFS round trips)\n"
       "\n",
       prog);
 }

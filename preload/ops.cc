@@ -37,7 +37,7 @@ int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
   Refs refs;
   bool scanned = false;
   if (config().mode == BuryMode::referenced) {
-    refs = scan_refs({key})[0];
+    refs = scan_refs({key}, -1, true)[0];
     Counters::inc(counters().scans);
     scanned = true;
     if (!refs.any()) {
@@ -69,7 +69,9 @@ int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
     scanned = false;
   }
   if (!scanned || config().mode == BuryMode::all) {
-    refs = scan_refs({key})[0];
+    // Descriptors are enough to know it is held: the mappings are read at the next
+    // recount (a close of one of these fds), before anything could be removed.
+    refs = scan_refs({key}, -1, true)[0];
     Counters::inc(counters().scans);
   }
   Registry::get().add(key, grave, entry, refs);
@@ -97,7 +99,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   Registry& reg = Registry::get();
   InodeKey key{target.st_dev, target.st_ino};
   if (config().mode == BuryMode::referenced) {
-    Refs refs = scan_refs({key})[0];
+    Refs refs = scan_refs({key}, -1, true)[0];
     Counters::inc(counters().scans);
     if (!refs.any()) return kPass;
   }
@@ -129,7 +131,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   if (sys::fstatat(grave->fd(), entry.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0)
     key = {now.st_dev, now.st_ino};
   Counters::inc(counters().scans);
-  reg.add(key, grave, entry, scan_refs({key})[0]);
+  reg.add(key, grave, entry, scan_refs({key}, -1, true)[0]);
   return 0;
 }
 

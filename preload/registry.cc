@@ -65,7 +65,7 @@ void Registry::remove_locked(size_t i) {
   }
   list_.erase(list_.begin() + static_cast<long>(i));
   entries_.store(list_.size(), std::memory_order_release);
-  counters().live_entries.store(list_.size(), std::memory_order_relaxed);
+  update_gauges_locked();
 }
 
 void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& entry,
@@ -86,6 +86,7 @@ void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& ent
     return;
   }
   set_refs_locked(&list_.back(), refs);
+  update_gauges_locked();
   SHIM_LOG_DEBUG("buried '{}' ({} fds, {} mappings)", entry, refs.fds.size(), refs.maps.size());
 }
 
@@ -105,10 +106,15 @@ void Registry::recount() {
     remove_locked(i);
     Counters::inc(counters().removed_last_ref);
   }
+  update_gauges_locked();
+}
+
+void Registry::update_gauges_locked() {
   uint64_t fds = 0, maps = 0;
   for (const auto& e : list_) fds += e.fds.size(), maps += e.maps.size();
   counters().tracked_fds.store(fds, std::memory_order_relaxed);
   counters().tracked_maps.store(maps, std::memory_order_relaxed);
+  counters().live_entries.store(list_.size(), std::memory_order_relaxed);
 }
 
 bool Registry::overlaps(uintptr_t addr, size_t len) {
@@ -127,6 +133,7 @@ void Registry::dup_fd(int oldfd, int newfd) {
       e.fds.push_back(newfd);
       set_fd_bit(newfd, true);
     }
+  update_gauges_locked();
 }
 
 void Registry::mapped(int fd, uintptr_t addr, size_t len) {
@@ -136,6 +143,7 @@ void Registry::mapped(int fd, uintptr_t addr, size_t len) {
       e.maps.push_back({addr, addr + len});
       map_count_.fetch_add(1, std::memory_order_acq_rel);
     }
+  update_gauges_locked();
 }
 
 void Registry::remove_all() {

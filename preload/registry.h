@@ -56,6 +56,7 @@ class Registry {
   };
   void set_refs_locked(Entry* e, const Refs& refs);
   void remove_locked(size_t i);
+  void update_gauges_locked();  // tracked_fds, tracked_maps, live_entries
   void set_fd_bit(int fd, bool on);
 
   std::mutex mu_1;

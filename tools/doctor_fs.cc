@@ -53,7 +53,8 @@ static void check_nfs_options(Doctor* d, Section& s) {
   s.add("vers", vers);
   std::string nconnect = mount_option(o, "nconnect");
   s.add("nconnect", nconnect.empty() ? "1" : nconnect);
-  for (const char* k : {"acregmin", "acregmax", "acdirmin", "acdirmax", "rsize", "wsize", "proto", "sec"}) {
+  for (const char* k : {"acregmin", "acregmax", "acdirmin", "acdirmax", "rsize", "wsize", "proto", "sec",
+                        "timeo", "retrans"}) {
     std::string v = mount_option(o, k);
     if (!v.empty()) s.add(k, v);
   }

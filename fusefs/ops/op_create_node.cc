@@ -19,7 +19,7 @@ void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Make mak
   int rv = make(parent->fd.get());
   if (rv == 0) rv = chown_new(req, fs, *parent, parent->fd.get(), name);
   fuse_entry_param e{};
-  if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e);
+  if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e, true);
   if (rv < 0) return (void)fuse_reply_err(req, -rv);
   if (fuse_reply_entry(req, &e) != 0) fs.inodes->forget(e.ino, 1);
 }

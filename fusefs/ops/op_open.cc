@@ -18,9 +18,16 @@ static int backing_flags(const Fs& fs, int flags) {
   return flags | O_CLOEXEC;
 }
 
-static void set_open_flags(const Fs& fs, fuse_file_info* fi) {
+static void set_open_flags(const Fs& fs, const Inode& inode, fuse_file_info* fi) {
   fi->keep_cache = fs.opts.keep_cache;
   fi->direct_io = 0;  // page cache: shared writable mmap works
+#if NFSSHIM_LIBFUSE_VERSION >= 311
+  // flush only matters where close reports errors (NFS, FUSE): on a local filesystem the
+  // kernel skips the FLUSH round trip at every close (one request fewer per create+close).
+  fi->noflush = fs.stable(inode.key);
+#else
+  (void)inode;
+#endif
 }
 
 void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode,
@@ -34,7 +41,7 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   if (fd < 0) return (void)fuse_reply_err(req, -fd);
   int rv = chown_new(req, fs, *parent, parent->fd.get(), name);
   fuse_entry_param e{};
-  if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e);
+  if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e, true);
   if (rv < 0) {
     ::close(fd);
     return (void)fuse_reply_err(req, -rv);
@@ -42,7 +49,7 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   auto inode = fs.inodes->get(e.ino);
   open_ref(*inode);
   fi->fh = static_cast<uint64_t>(fd);
-  set_open_flags(fs, fi);
+  set_open_flags(fs, *inode, fi);
   if (fuse_reply_create(req, &e, fi) != 0) {  // interrupted: no release will come
     ::close(fd);
     release_ref(fs, *inode);
@@ -62,7 +69,7 @@ void open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     return (void)fuse_reply_err(req, -fd);
   }
   fi->fh = static_cast<uint64_t>(fd);
-  set_open_flags(fs, fi);
+  set_open_flags(fs, *inode, fi);
   if (fuse_reply_open(req, fi) != 0) {
     ::close(fd);
     release_ref(fs, *inode);

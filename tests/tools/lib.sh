@@ -1,10 +1,11 @@
 # Shared by the tools_*.sh tests: a private directory, settings that ignore
 # /etc/nfsshim.conf, and holder processes stepped through fifos.
-# Needs TOOLS_NFSSHIM and TOOLS_HOLDER (set by CTest).
+# Needs TOOLS_NFSSHIM and TOOLS_HOLDER (set by CTest). TOOLS_TMPDIR: where the
+# private directory goes (default /tmp; the UML guest, whose /tmp is read-only, sets it).
 set -u
 : "${TOOLS_NFSSHIM:?set by CTest}" "${TOOLS_HOLDER:?set by CTest}"
 nfsshim=$TOOLS_NFSSHIM
-tmp=$(mktemp -d /tmp/nfsshim-tools-test.XXXXXX)
+tmp=$(mktemp -d "${TOOLS_TMPDIR:-/tmp}/nfsshim-tools-test.XXXXXX") || exit 1
 data=$tmp/data
 stats=$tmp/stats
 mkdir -p "$data"

@@ -10,6 +10,8 @@ pkgs=(
   nfs-ganesha nfs-ganesha-vfs nfs-ganesha-mem rpcbind
   user-mode-linux kmod iproute2 procps psmisc
   prometheus   # promtool, to check `nfsshim stat --prometheus`
+  rpm rpm2cpio cpio rpmlint   # tests/packaging: rpmbuild of the EL8 spec, rpmlint
+  debhelper dpkg-dev fakeroot lintian systemd   # tests/packaging: .deb build, lintian, systemd-analyze
 )
 missing=()
 for p in "${pkgs[@]}"; do

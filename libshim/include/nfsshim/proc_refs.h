@@ -32,7 +32,11 @@ struct Refs {
 
 // One scan of /proc/self/{fd,maps} for several inodes at once: result[i] is KEYS[i].
 // SKIP_FD is a descriptor to ignore (one being closed right now), or -1.
-std::vector<Refs> scan_refs(const std::vector<InodeKey>& keys, int skip_fd = -1);
+// With FDS_SUFFICE, /proc/self/maps (the expensive part: the kernel formats every
+// mapping) is only read if some key has no descriptor: the caller then learns *that*
+// the inode is referenced, without the list of its mappings.
+std::vector<Refs> scan_refs(const std::vector<InodeKey>& keys, int skip_fd = -1,
+                            bool fds_suffice = false);
 
 // Parses maps text and appends, for each key, the ranges mapping it.
 void parse_maps(const char* text, size_t len, const std::vector<InodeKey>& keys,

@@ -6,6 +6,7 @@
 # The metadata part runs on a tmpfs (mounted for it): on ext4 the cost of a create depends
 # on how many inodes were deleted recently (ext4 recently_deleted() scans), i.e. on which
 # path ran before, which would swamp the difference between the paths.
+# The metadata part runs BENCH_ROUNDS (default 5) interleaved rounds and reports medians.
 # Prints MB/s or ops/s per path, our ratio to direct and to bindfs, and the daemons' CPU
 # seconds per GiB moved (utime+stime from /proc/PID/stat).
 # Needs root, bindfs, fusermount3, g++. NFSSHIM_BUILD: build dir (default /work/main/build).
@@ -14,6 +15,7 @@
 set -eu
 SIZE=${1:-256}
 FILES=${2:-10000}
+ROUNDS=${BENCH_ROUNDS:-5}
 BUILD=${NFSSHIM_BUILD:-/work/main/build}
 SHIM=$BUILD/fusefs/nfsshim-fuse
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,11 +59,22 @@ for ((i = 0; i < ${#dirs[@]}; i += 2)); do
   drop
   R[$name.rand]=$($B randread "$d/big" 20000)
   rm -f "$d/big"
-  read -r c s u < <($B meta "$(meta_dir "$name")" "$FILES")
-  R[$name.create]=$c R[$name.stat]=$s R[$name.unlink]=$u
 done
+# Metadata: ROUNDS rounds, the three paths interleaved in each, the median per path. On a
+# small VM single runs of the same path differ by 2-4x (scheduling of the daemon's threads
+# against the caller's); interleaving spreads slow phases over all paths.
+declare -A M
+for ((r = 0; r < ROUNDS; r++)); do
+  for name in direct shim bindfs; do
+    read -r c s u < <($B meta "$(meta_dir "$name")" "$FILES")
+    M[$name.create]+="$c " M[$name.stat]+="$s " M[$name.unlink]+="$u "
+  done
+done
+median() { printf '%s\n' $1 | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+for key in "${!M[@]}"; do R[$key]=$(median "${M[$key]}"); done
 
-printf '\nnfsshim-fuse benchmark: %d MiB file, %d files, %s\n' "$SIZE" "$FILES" "$(uname -r)"
+printf '\nnfsshim-fuse benchmark: %d MiB file, %d files (median of %d rounds), %s, %s\n' "$SIZE" \
+  "$FILES" "$ROUNDS" "$(uname -r)" "${BENCH_SHIM_OPTS:-default options}"
 printf '%-22s %12s %12s %12s %10s %10s\n' test direct nfsshim-fuse bindfs shim/direct shim/bindfs
 row() {  # LABEL KEY AMOUNT UNIT: rate = AMOUNT / seconds
   local dr sr br
