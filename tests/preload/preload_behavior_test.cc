@@ -337,6 +337,44 @@ TEST_F(Preload, AChildsOwnBuriesGoWhenItExits) {
   EXPECT_TRUE(entries_of(child).empty());
 }
 
+// After an exec the new image (same pid, same start time) adopts the entries the old
+// image made: they are removed when the new image drops the last reference or exits.
+// Without adoption the entry would outlive the process until some later reap.
+TEST_F(Preload, EntriesSurviveExecAndAreAdopted) {
+  char self[4096] = {};
+  ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
+  std::string helper = std::string(self);
+  helper = helper.substr(0, helper.rfind('/')) + "/crash_helper";
+  ASSERT_EQ(access(helper.c_str(), X_OK), 0) << helper;
+  write_file(p("before-exec"), "inherited");
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  int outfd[2];
+  ASSERT_EQ(pipe(outfd), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    int fd = open(p("before-exec").c_str(), O_RDONLY);  // no O_CLOEXEC: survives exec
+    if (fd < 0 || unlink(p("before-exec").c_str()) != 0) _exit(10);
+    dup2(pipefd[0], 0);
+    dup2(outfd[1], 1);
+    close(pipefd[1]);
+    close(outfd[0]);
+    execl(helper.c_str(), helper.c_str(), p("after-exec").c_str(), "wait", nullptr);
+    _exit(11);
+  }
+  close(pipefd[0]);
+  close(outfd[1]);
+  char buf[256] = {};
+  ASSERT_GT(read(outfd[0], buf, sizeof buf - 1), 0);  // "buried ..." once it ran its unlink
+  EXPECT_EQ(entries_of(child).size(), 2u) << "the pre-exec entry and the helper's own";
+  close(pipefd[1]);  // the helper closes its file and exits
+  int st = 0;
+  waitpid(child, &st, 0);
+  close(outfd[0]);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  EXPECT_TRUE(entries_of(child).empty()) << "the adopted entry outlived the process";
+}
+
 TEST_F(Preload, ErrorsAreThoseOfThePlainCall) {
   errno = 0;
   EXPECT_EQ(unlink(p("missing").c_str()), -1);
