@@ -145,22 +145,14 @@ int sweep_rmdir(int dirfd, const char* path) {
 
   // Only a directory that holds nothing but silly-rename leftovers qualifies.
   std::vector<std::string> names;
-  alignas(8) char buf[8192];
-  for (;;) {
-    long n = sys::getdents64(dir.get(), buf, sizeof buf);
-    if (n == -EINTR) continue;
-    if (n < 0) return kPass;
-    if (n == 0) break;
-    for (long off = 0; off < n;) {
-      auto* de = reinterpret_cast<struct dirent64*>(buf + off);
-      off += de->d_reclen;
-      const char* nm = de->d_name;
-      if (!std::strcmp(nm, ".") || !std::strcmp(nm, "..")) continue;
-      if (std::strncmp(nm, ".nfs", 4) != 0 && std::strncmp(nm, ".fuse_hidden", 12) != 0) return kPass;
-      names.emplace_back(nm);
-      if (names.size() > 4096) return kPass;
-    }
-  }
+  bool only_silly = true;
+  int rv = sys::for_each_name(dir.get(), [&](const char* nm) {
+    only_silly = (std::strncmp(nm, ".nfs", 4) == 0 || std::strncmp(nm, ".fuse_hidden", 12) == 0) &&
+                 names.size() < 4096;
+    if (only_silly) names.emplace_back(nm);
+    return only_silly;
+  });
+  if (rv < 0 || !only_silly) return kPass;
   if (names.empty()) return kPass;
   Graveyard* grave = Watcher::get().graveyard_for(dirfd, path, st.st_dev, true);
   if (!grave) return kPass;

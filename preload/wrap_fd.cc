@@ -56,8 +56,9 @@ NFSSHIM_EXPORT int fclose(FILE* fp) {
   return rv;
 }
 
-NFSSHIM_EXPORT FILE* freopen(const char* path, const char* mode, FILE* fp) {
-  auto real = REAL(freopen);
+// freopen closes the stream's old descriptor, maybe the last reference to a buried file.
+template <typename Fn>
+static FILE* reopen(Fn real, const char* path, const char* mode, FILE* fp) {
   if (!real) {
     errno = ENOSYS;
     return nullptr;
@@ -70,18 +71,12 @@ NFSSHIM_EXPORT FILE* freopen(const char* path, const char* mode, FILE* fp) {
   return rv;
 }
 
+NFSSHIM_EXPORT FILE* freopen(const char* path, const char* mode, FILE* fp) {
+  return reopen(REAL(freopen), path, mode, fp);
+}
+
 NFSSHIM_EXPORT FILE* freopen64(const char* path, const char* mode, FILE* fp) {
-  auto real = REAL(freopen64);
-  if (!real) {
-    errno = ENOSYS;
-    return nullptr;
-  }
-  if (!fp || Registry::get().empty()) return real(path, mode, fp);
-  Guard g;
-  bool tracked = g.outermost() && Registry::get().fd_tracked(fileno(fp));
-  FILE* rv = real(path, mode, fp);
-  if (tracked) recount();
-  return rv;
+  return reopen(REAL(freopen64), path, mode, fp);
 }
 
 // close_range: glibc 2.34+ only (RHEL 8's 2.28 lacks it); the kernel call otherwise.

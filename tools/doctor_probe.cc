@@ -19,17 +19,10 @@ std::set<std::string> silly_names(int dirfd) {
   std::set<std::string> out;
   sys::Fd d(sys::openat(dirfd, ".", O_RDONLY | O_DIRECTORY));
   if (!d.valid()) return out;
-  alignas(8) char buf[32768];
-  for (;;) {
-    long n = sys::getdents64(d.get(), buf, sizeof buf);
-    if (n == -EINTR) continue;
-    if (n <= 0) break;
-    for (long off = 0; off < n;) {
-      auto* de = reinterpret_cast<struct dirent64*>(buf + off);
-      off += de->d_reclen;
-      if (std::strncmp(de->d_name, ".nfs", 4) == 0) out.insert(de->d_name);
-    }
-  }
+  sys::for_each_name(d.get(), [&](const char* name) {
+    if (std::strncmp(name, ".nfs", 4) == 0) out.insert(name);
+    return true;
+  });
   return out;
 }
 

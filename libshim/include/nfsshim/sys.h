@@ -4,6 +4,7 @@
 // every function returns >= 0 on success and -errno on failure.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -43,6 +44,26 @@ inline ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t n) {
   return ret(::syscall(SYS_readlinkat, dirfd, path, buf, n));
 }
 inline long getdents64(int fd, void* buf, size_t n) { return ret(::syscall(SYS_getdents64, fd, buf, n)); }
+
+// Calls FN(name) for every entry of the directory open on FD, except "." and "..",
+// reading from FD's current offset. FN returns false to stop early. Returns 0, or
+// -errno if reading failed (entries seen so far were passed to FN).
+template <typename Fn>
+int for_each_name(int fd, Fn fn) {
+  alignas(8) char buf[8192];
+  for (;;) {
+    long n = getdents64(fd, buf, sizeof buf);
+    if (n == -EINTR) continue;
+    if (n <= 0) return static_cast<int>(n);
+    for (long off = 0; off < n;) {
+      auto* de = reinterpret_cast<struct dirent64*>(buf + off);
+      off += de->d_reclen;
+      const char* nm = de->d_name;
+      if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
+      if (!fn(static_cast<const char*>(nm))) return 0;
+    }
+  }
+}
 
 // Reads a whole (small, /proc-like) file; returns bytes read or -errno.
 ssize_t read_file(int dirfd, const char* path, char* buf, size_t cap);

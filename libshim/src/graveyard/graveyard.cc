@@ -104,18 +104,10 @@ std::vector<std::string> Graveyard::list() const {
   // A fresh descriptor: getdents on fd_ would move a shared file offset.
   sys::Fd d(sys::openat(fd_, ".", O_RDONLY | O_DIRECTORY));
   if (!d.valid()) return names;
-  alignas(8) char buf[16384];
-  for (;;) {
-    long n = sys::getdents64(d.get(), buf, sizeof buf);
-    if (n == -EINTR) continue;
-    if (n <= 0) break;
-    for (long off = 0; off < n;) {
-      auto* de = reinterpret_cast<struct dirent64*>(buf + off);
-      off += de->d_reclen;
-      if (std::strcmp(de->d_name, ".") == 0 || std::strcmp(de->d_name, "..") == 0) continue;
-      names.emplace_back(de->d_name);
-    }
-  }
+  sys::for_each_name(d.get(), [&](const char* name) {
+    names.emplace_back(name);
+    return true;
+  });
   return names;
 }
 

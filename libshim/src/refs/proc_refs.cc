@@ -73,27 +73,17 @@ std::vector<Refs> scan_refs(const std::vector<InodeKey>& keys, int skip_fd, bool
     incomplete();
     return out;
   }
-  alignas(8) char buf[8192];
-  for (;;) {
-    long n = sys::getdents64(dir.get(), buf, sizeof buf);
-    if (n == -EINTR) continue;
-    if (n < 0) {
-      incomplete();
-      break;
-    }
-    if (n == 0) break;
-    for (long off = 0; off < n;) {
-      auto* de = reinterpret_cast<struct dirent64*>(buf + off);
-      off += de->d_reclen;
-      if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
-      int fd = std::atoi(de->d_name);
-      if (fd == dir.get() || fd == skip_fd) continue;
-      struct stat st;
-      if (sys::fstat(fd, &st) != 0) continue;  // closed meanwhile
-      for (size_t i = 0; i < keys.size(); ++i)
-        if (keys[i].dev == st.st_dev && keys[i].ino == st.st_ino) out[i].fds.push_back(fd);
-    }
-  }
+  int rv = sys::for_each_name(dir.get(), [&](const char* name) {
+    if (name[0] < '0' || name[0] > '9') return true;
+    int fd = std::atoi(name);
+    if (fd == dir.get() || fd == skip_fd) return true;
+    struct stat st;
+    if (sys::fstat(fd, &st) != 0) return true;  // closed meanwhile
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i].dev == st.st_dev && keys[i].ino == st.st_ino) out[i].fds.push_back(fd);
+    return true;
+  });
+  if (rv < 0) incomplete();
 
   if (fds_suffice) {
     bool all = true;
