@@ -66,8 +66,9 @@ TEST(Config, EnvironmentOverridesFile) {
   std::vector<ConfigError> errs;
   parse_config_text(&c, "mode = all\n", "f", &errs);
   std::string a = "NFSSHIM_MODE=referenced", b = "NFSSHIM_LOG_LEVEL=debug", u = "NFSSHIM_BOGUS=1",
-              d = "NFSSHIM_DISABLE=1", other = "PATH=/bin";
-  char* env[] = {&a[0], &b[0], &u[0], &d[0], &other[0], nullptr};
+              d = "NFSSHIM_DISABLE=1", other = "PATH=/bin", lab = "NFSSHIM_LAB_NETNS=x",
+              lib = "NFSSHIM_PRELOAD_LIB=/x.so";
+  char* env[] = {&a[0], &b[0], &u[0], &d[0], &other[0], &lab[0], &lib[0], nullptr};
   apply_environment(&c, env, &errs);
   EXPECT_EQ(c.mode, BuryMode::referenced);
   EXPECT_EQ(c.log_level, "debug");

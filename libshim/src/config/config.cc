@@ -146,6 +146,16 @@ void parse_config_text(Config* cfg, const std::string& text, const std::string& 
   }
 }
 
+// Variables of the nfsshim tools, packaging and test harness that share the prefix but
+// are not settings (so that a typo in a setting's name can still be reported).
+static bool tool_variable(const std::string& name) {
+  static const char* const names[] = {"PRELOAD_LIB", "FUSE_BIN", "BIN", "GC_RUN", "BUILD",
+                                      "UML_NO_FIX", "SKIP_SANITIZERS", "DEMO_VERS", "TARBALL_FROM"};
+  for (const char* n : names)
+    if (name == n) return true;
+  return name == "LAB" || name.rfind("LAB_", 0) == 0;
+}
+
 // NFSSHIM_<KEY> for every setting key; NFSSHIM_CONFIG names the file and
 // NFSSHIM_DISABLE=1 is a short form of NFSSHIM_ENABLED=false.
 void apply_environment(Config* cfg, char* const* envp, std::vector<ConfigError>* errors) {
@@ -160,7 +170,7 @@ void apply_environment(Config* cfg, char* const* envp, std::vector<ConfigError>*
     std::string value(eq + 1);
     std::string key;
     for (char c : name) key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    if (key == "config") continue;
+    if (key == "config" || tool_variable(name)) continue;
     ConfigError err;
     err.where = "environment NFSSHIM_" + name;
     if (key == "disable") {
