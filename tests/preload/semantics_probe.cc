@@ -19,10 +19,25 @@
 static std::string g_dir;
 static std::string P(const std::string& n) { return g_dir + "/" + n; }
 
+// strerrorname_np is glibc 2.32+; RHEL 8 has 2.28.
+static const char* errname(int e) {
+  switch (e) {
+#define E(x) \
+  case x:    \
+    return #x;
+    E(EPERM) E(ENOENT) E(EINTR) E(EIO) E(EBADF) E(EACCES) E(EFAULT) E(EBUSY) E(EEXIST) E(EXDEV)
+    E(ENOTDIR) E(EISDIR) E(EINVAL) E(ENOSPC) E(EROFS) E(EMLINK) E(ENAMETOOLONG) E(ENOTEMPTY)
+    E(ELOOP) E(EOPNOTSUPP) E(ENOSYS) E(ESTALE)
+#undef E
+    default:
+      return "E?";
+  }
+}
+
 static void show(const char* what, long rv) {
   int e = errno;
   std::printf("  %-44s -> %ld", what, rv);
-  if (rv < 0) std::printf(" %s", strerrorname_np(e) ? strerrorname_np(e) : "?");
+  if (rv < 0) std::printf(" %s", errname(e));
   std::printf("\n");
 }
 #define CALL(expr)          \
@@ -54,7 +69,7 @@ static void state(const std::string& name) {
 static std::string fdread(int fd) {
   char buf[64] = {};
   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-  return n >= 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("ERR ") + strerrorname_np(errno);
+  return n >= 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("ERR ") + errname(errno);
 }
 
 static void put(const std::string& name, const char* data) {
