@@ -346,6 +346,9 @@ TEST_F(Preload, AChildsOwnBuriesGoWhenItExits) {
 // image made: they are removed when the new image drops the last reference or exits.
 // Without adoption the entry would outlive the process until some later reap.
 TEST_F(Preload, EntriesSurviveExecAndAreAdopted) {
+  const char* pre = std::getenv("LD_PRELOAD");
+  if (!pre || !std::strstr(pre, "nfsshim"))
+    GTEST_SKIP() << "the shim is linked into this test (TSan build): an exec'd program would run without it";
   char self[4096] = {};
   ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
   std::string helper = std::string(self);
