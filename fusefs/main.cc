@@ -26,6 +26,7 @@
 #include "nfsshim/identity.h"
 #include "nfsshim/log.h"
 #include "nfsshim/mount_table.h"
+#include "nfsshim/stats_file.h"
 #include "nfsshim/sys.h"
 #include "ops_table.h"
 #include "options.h"
@@ -279,6 +280,14 @@ int run(int argc, char** argv) {
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     return fail("cannot detach from the terminal");
+  }
+  // After the fork of daemonize: the counters file is named by the daemon's own pid.
+  // NFSSHIM_STATS_DIR (or stats_dir in /etc/nfsshim.conf) says where, as for the preload.
+  {
+    std::vector<ConfigError> ignored;
+    std::string stats_why;
+    if (publish_counters(StatsKind::fuse, load_config(environ, &ignored).stats_dir, &stats_why) < 0)
+      SHIM_LOG_INFO("counters not published for `nfsshim stat`: {}", stats_why);
   }
   int rv = run_loop(se, fs.opts);
   // libfuse's signal handlers end the loop with the signal number as its result.
