@@ -65,10 +65,15 @@ int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
   struct stat now;
   if (sys::fstatat(grave->fd(), entry.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
       (now.st_dev != key.dev || now.st_ino != key.ino)) {
+    if (S_ISDIR(now.st_mode)) {
+      // A directory took the name in that window: unlink would have said EISDIR.
+      sys::renameat(grave->fd(), entry.c_str(), dirfd, path);
+      return -EISDIR;
+    }
     key = {now.st_dev, now.st_ino};
     scanned = false;
   }
-  if (!scanned || config().mode == BuryMode::all) {
+  if (!scanned) {  // mode=all, or the inode changed under us
     // Descriptors are enough to know it is held: the mappings are read at the next
     // recount (a close of one of these fds), before anything could be removed.
     refs = scan_refs({key}, -1, true)[0];
@@ -112,6 +117,13 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   int rv = grave->bury(newdir, newpath, 'b', &entry);
   if (rv < 0) {
     if (rv != -ENOENT) fallback("rename", -rv);
+    return kPass;
+  }
+  struct stat moved;
+  if (sys::fstatat(grave->fd(), entry.c_str(), &moved, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(moved.st_mode)) {
+    // A directory took the target name after our stat: put it back; the plain rename
+    // then gives the kernel's answer for a directory target.
+    sys::renameat(grave->fd(), entry.c_str(), newdir, newpath);
     return kPass;
   }
   rv = sys::renameat(olddir, oldpath, newdir, newpath);
