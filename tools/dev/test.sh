@@ -13,9 +13,11 @@ jobs=$(nproc)
 
 export NFSSHIM_LAB=${NFSSHIM_LAB:-/tmp/nfsshim-lab}
 cleanup() {
-  "$root/tests/lab/lab.sh" down >/dev/null 2>&1 || true
+  set +e  # the exit status is the tests', whatever cleaning up finds
+  "$root/tests/lab/lab.sh" down >/dev/null 2>&1
   # FUSE mounts a failed test may have left behind in our build trees.
-  grep -o " $root/build-[^ ]*" /proc/mounts | while read -r m; do fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+  grep -o " $root/build-[^ ]*" /proc/mounts | while read -r m; do fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
+  return 0
 }
 trap cleanup EXIT
 
