@@ -4,59 +4,48 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "nfsshim/sys.h"
 
 namespace nfsshim {
 
-// One maps line: "start-end perms offset major:minor inode [path]".
-static void parse_maps_line(const char* p, const char* line_end, const std::vector<InodeKey>& keys,
-                            std::vector<Refs>* out) {
-  char* q = nullptr;
-  uintptr_t start = std::strtoull(p, &q, 16);
-  if (q >= line_end || *q != '-') return;
-  uintptr_t stop = std::strtoull(q + 1, &q, 16);
-  while (q < line_end && *q == ' ') ++q;
-  while (q < line_end && *q != ' ') ++q;  // perms
-  std::strtoull(q, &q, 16);                 // offset
-  unsigned long maj = std::strtoul(q, &q, 16);
-  if (q >= line_end || *q != ':') return;
-  unsigned long min = std::strtoul(q + 1, &q, 16);
-  unsigned long long ino = std::strtoull(q, &q, 10);
-  if (ino == 0) return;
-  dev_t dev = makedev(maj, min);
-  for (size_t i = 0; i < keys.size(); ++i)
-    if (keys[i].dev == dev && keys[i].ino == static_cast<ino_t>(ino)) (*out)[i].maps.push_back({start, stop});
-}
-
 void parse_maps(const char* text, size_t len, const std::vector<InodeKey>& keys,
                 std::vector<Refs>* out) {
-  // Most lines map other files or nothing: only lines that contain one of the inode
-  // numbers as a word are parsed in full (a JVM has thousands of mappings).
-  std::vector<std::string> needles;
-  for (const auto& k : keys) needles.push_back(" " + std::to_string(k.ino) + " ");
+  // A JVM has thousands of mappings and a busy process may track hundreds of buried
+  // inodes: parse each line once and look its inode up in a sorted list (no per-key
+  // pass over the text).
+  std::vector<std::pair<ino_t, size_t>> by_ino;
+  for (size_t i = 0; i < keys.size(); ++i) by_ino.emplace_back(keys[i].ino, i);
+  std::sort(by_ino.begin(), by_ino.end());
   const char* p = text;
   const char* end = text + len;
   while (p < end) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     const char* line_end = nl ? nl : end;
-    // An inode at the very end of a line (no path) has no trailing space: compare the
-    // line with its terminator treated as a space.
-    std::string_view line(p, static_cast<size_t>(line_end - p));
-    bool hit = false;
-    for (const auto& n : needles) {
-      if (line.find(n) != std::string_view::npos ||
-          (line.size() >= n.size() - 1 && line.compare(line.size() - (n.size() - 1), n.size() - 1, n, 0, n.size() - 1) == 0)) {
-        hit = true;
-        break;
+    // start-end perms offset major:minor inode [path]
+    char* q = nullptr;
+    uintptr_t start = std::strtoull(p, &q, 16);
+    if (q < line_end && *q == '-') {
+      uintptr_t stop = std::strtoull(q + 1, &q, 16);
+      // Skip perms and offset: two more space-separated fields.
+      for (int field = 0; field < 2 && q < line_end; ++field) {
+        while (q < line_end && *q == ' ') ++q;
+        while (q < line_end && *q != ' ') ++q;
+      }
+      unsigned long maj = std::strtoul(q, &q, 16);
+      if (q < line_end && *q == ':') {
+        unsigned long min = std::strtoul(q + 1, &q, 16);
+        auto ino = static_cast<ino_t>(std::strtoull(q, &q, 10));
+        auto it = std::lower_bound(by_ino.begin(), by_ino.end(), std::make_pair(ino, size_t{0}));
+        for (; ino != 0 && it != by_ino.end() && it->first == ino; ++it)
+          if (keys[it->second].dev == makedev(maj, min)) (*out)[it->second].maps.push_back({start, stop});
       }
     }
-    if (hit) parse_maps_line(p, line_end, keys, out);
     p = line_end + 1;
   }
 }

@@ -16,7 +16,9 @@ public class JvmSegmentBench {
   public static void main(String[] args) throws IOException {
     Path dir = Paths.get(args[0]);
     double seconds = Double.parseDouble(args[1]);
-    long segmentBytes = 8L << 20;
+    // Kafka rolls at segment.bytes (1 GiB by default); 128 MiB here still rolls and
+    // deletes several segments a second at this rate, far more often than a broker.
+    long segmentBytes = 128L << 20;
     ByteBuffer batch = ByteBuffer.allocateDirect(16 << 10);
     while (batch.hasRemaining()) batch.put((byte) 'k');
     ArrayDeque<Segment> live = new ArrayDeque<>();

@@ -87,7 +87,7 @@ jvm() {  # config
   env $(config_env "$1") java -XX:-UsePerfData -cp "$classes" JvmSegmentBench "$d" "$jvm_s" | awk '/bytes_per_sec/ {print $2}'
 }
 declare -A jres
-jrounds=$((quick ? 2 : 3))
+jrounds=$((quick ? 2 : 2))
 for r in $(seq $jrounds); do for c in plain shim-all shim-referenced; do jres[$c]+="$(jvm $c) "; done; done
 {
 echo
