@@ -63,12 +63,17 @@ bool Watcher::any() {
   return any_;
 }
 
-// Canonical path of the directory that holds DIRFD/PATH, or "" if unknown.
-static std::string parent_path(int dirfd, const char* path) {
+// An O_PATH descriptor of the directory that holds DIRFD/PATH (invalid if none).
+static sys::Fd open_parent(int dirfd, const char* path) {
   std::string dir(path);
   size_t slash = dir.rfind('/');
   dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
-  sys::Fd d(sys::openat(dirfd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_PATH));
+  return sys::Fd(sys::openat(dirfd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_PATH));
+}
+
+// Canonical path of the directory that holds DIRFD/PATH, or "" if unknown.
+static std::string parent_path(int dirfd, const char* path) {
+  sys::Fd d = open_parent(dirfd, path);
   if (!d.valid()) return "";
   char link[64], buf[PATH_MAX];
   std::snprintf(link, sizeof link, "/proc/self/fd/%d", d.get());
@@ -137,10 +142,7 @@ Watcher::Site* Watcher::site_for_locked(int dirfd, const char* path, dev_t dev) 
     if (cands.size() > 1) {
       // The same filesystem is mounted more than once; rename only works within one
       // mount, so find the mount of the file's directory.
-      std::string dir(path);
-      size_t slash = dir.rfind('/');
-      dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
-      sys::Fd d(sys::openat(dirfd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_PATH));
+      sys::Fd d = open_parent(dirfd, path);
       int id = d.valid() ? fd_mount_id(d.get()) : -1;
       for (const auto* m : cands)
         if (m->id == id) root = m->point;
