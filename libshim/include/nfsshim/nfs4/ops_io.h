@@ -1,0 +1,41 @@
+// READ, WRITE and COMMIT.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nfsshim/nfs4/compound.h"
+#include "nfsshim/nfs4/types.h"
+
+namespace nfsshim::nfs4 {
+
+int encode_read(Compound& c, const Stateid4& s, uint64_t offset, uint32_t count);
+struct ReadRes {
+  uint32_t status = 0;
+  bool eof = false;
+  const uint8_t* data = nullptr;  // points into the reply buffer (no copy)
+  size_t len = 0;
+};
+// `count` is what was asked: more data than that is refused.
+int decode_read(ReplyReader& r, uint32_t count, ReadRes* out);
+
+// stable: UNSTABLE4, DATA_SYNC4 or FILE_SYNC4. -EINVAL over kMaxIoBytes.
+int encode_write(Compound& c, const Stateid4& s, uint64_t offset, uint32_t stable,
+                 const uint8_t* data, size_t len);
+struct WriteRes {
+  uint32_t status = 0;
+  uint32_t count = 0;
+  uint32_t committed = 0;
+  Verifier4 verifier{};
+};
+// `len` is what was sent: a count above it is refused.
+int decode_write(ReplyReader& r, size_t len, WriteRes* out);
+
+int encode_commit(Compound& c, uint64_t offset, uint32_t count);
+struct CommitRes {
+  uint32_t status = 0;
+  Verifier4 verifier{};  // differs from the WRITE's: the server restarted, write again
+};
+int decode_commit(ReplyReader& r, CommitRes* out);
+
+}  // namespace nfsshim::nfs4

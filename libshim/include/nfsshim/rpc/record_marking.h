@@ -1,0 +1,48 @@
+// ONC RPC record marking over TCP (RFC 5531 section 11): each record is sent as
+// fragments, each preceded by a 4-byte header whose top bit marks the last fragment
+// and whose other 31 bits give the fragment's length. Pure byte logic, no sockets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace nfsshim::rpc {
+
+constexpr uint32_t kLastFragment = 0x80000000u;
+constexpr size_t kMaxFragment = 0x7fffffffu;
+
+// Appends data to *out as one record of fragments of at most max_fragment bytes
+// (max_fragment >= 1, at most kMaxFragment).
+void frame_record(std::vector<uint8_t>* out, const uint8_t* data, size_t n,
+                  size_t max_fragment = kMaxFragment);
+
+// Incremental deframer: feed it whatever the socket gave, take whole records out.
+class RecordFramer {
+ public:
+  // Records (the sum of their fragments) longer than max_record are refused.
+  explicit RecordFramer(size_t max_record) : max_record_(max_record) {}
+
+  // Consumes all n bytes. -EMSGSIZE if a record exceeds max_record; the stream is
+  // then unusable (the caller closes the connection) and later feeds fail too.
+  int feed(const uint8_t* data, size_t n);
+  // Moves the oldest complete record into *record; false if there is none.
+  bool next(std::vector<uint8_t>* record);
+
+  size_t pending_records() const { return done_.size(); }
+  bool failed() const { return failed_; }
+
+ private:
+  size_t max_record_;
+  uint8_t hdr_[4] = {};
+  size_t hdr_have_ = 0;       // header bytes collected for the current fragment
+  size_t frag_left_ = 0;      // payload bytes still due in the current fragment
+  bool in_fragment_ = false;  // header read, payload pending
+  bool last_ = false;         // current fragment is the record's last
+  bool failed_ = false;
+  std::vector<uint8_t> cur_;
+  std::deque<std::vector<uint8_t>> done_;
+};
+
+}  // namespace nfsshim::rpc

@@ -1,0 +1,62 @@
+#include "nfsshim/nfs4/ops_io.h"
+
+#include <cerrno>
+
+#include "nfsshim/nfs4/constants.h"
+#include "nfsshim/nfs4/nfsstat4.h"
+
+namespace nfsshim::nfs4 {
+
+int encode_read(Compound& c, const Stateid4& s, uint64_t offset, uint32_t count) {
+  if (count > kMaxIoBytes) return c.fail(-EINVAL);
+  c.begin_op(OP_READ);
+  put_stateid(c.enc(), s);
+  c.enc().u64(offset);
+  c.enc().u32(count);
+  return 0;
+}
+
+int decode_read(ReplyReader& r, uint32_t count, ReadRes* out) {
+  if (r.next(OP_READ, &out->status) < 0) return -EBADMSG;
+  if (out->status != NFS4_OK) return 0;
+  r.dec().boolean(&out->eof);
+  return r.dec().opaque_view(&out->data, &out->len, count);
+}
+
+int encode_write(Compound& c, const Stateid4& s, uint64_t offset, uint32_t stable,
+                 const uint8_t* data, size_t len) {
+  if (len > kMaxIoBytes || stable > FILE_SYNC4) return c.fail(-EINVAL);
+  c.begin_op(OP_WRITE);
+  put_stateid(c.enc(), s);
+  c.enc().u64(offset);
+  c.enc().u32(stable);
+  c.enc().opaque(data, len);
+  return 0;
+}
+
+int decode_write(ReplyReader& r, size_t len, WriteRes* out) {
+  if (r.next(OP_WRITE, &out->status) < 0) return -EBADMSG;
+  if (out->status != NFS4_OK) return 0;
+  rpc::XdrDecoder& d = r.dec();
+  d.u32(&out->count);
+  d.u32(&out->committed);
+  if (d.fixed_opaque(out->verifier.data(), out->verifier.size()) < 0) return -EBADMSG;
+  if (out->count > len) return d.fail("WRITE count above what was sent");
+  if (out->committed > FILE_SYNC4) return d.fail("WRITE committed is not a stable_how4");
+  return 0;
+}
+
+int encode_commit(Compound& c, uint64_t offset, uint32_t count) {
+  c.begin_op(OP_COMMIT);
+  c.enc().u64(offset);
+  c.enc().u32(count);
+  return 0;
+}
+
+int decode_commit(ReplyReader& r, CommitRes* out) {
+  if (r.next(OP_COMMIT, &out->status) < 0) return -EBADMSG;
+  if (out->status != NFS4_OK) return 0;
+  return r.dec().fixed_opaque(out->verifier.data(), out->verifier.size());
+}
+
+}  // namespace nfsshim::nfs4

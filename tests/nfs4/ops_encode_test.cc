@@ -1,0 +1,340 @@
+// COMPOUND encoding checked against bytes written by hand from RFC 8881's XDR.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "hex.h"
+#include "nfsshim/nfs4/constants.h"
+#include "nfsshim/nfs4/ops_attr.h"
+#include "nfsshim/nfs4/ops_dir.h"
+#include "nfsshim/nfs4/ops_fh.h"
+#include "nfsshim/nfs4/ops_io.h"
+#include "nfsshim/nfs4/ops_lock.h"
+#include "nfsshim/nfs4/ops_open.h"
+#include "nfsshim/nfs4/ops_session.h"
+
+using namespace nfsshim::nfs4;
+using nfs4test::hex;
+using nfs4test::to_hex;
+
+namespace {
+
+// RPC call (xid 1, NFS 100003 v4 COMPOUND, AUTH_NONE) + COMPOUND4args (tag "",
+// minorversion 1, N ops).
+std::string head(int nops) {
+  char n[9];
+  snprintf(n, sizeof n, "%08x", nops);
+  return std::string("00000001 00000000 00000002 000186a3 00000004 00000001 "
+                     "00000000 00000000 00000000 00000000 "
+                     "00000000 00000001 ") + n + " ";
+}
+
+const char* kSession = "00010203 04050607 08090a0b 0c0d0e0f";
+SessionId session() {
+  SessionId s;
+  for (int i = 0; i < 16; ++i) s[i] = static_cast<uint8_t>(i);
+  return s;
+}
+Stateid4 stateid() {
+  Stateid4 s;
+  s.seqid = 1;
+  for (int i = 0; i < 12; ++i) s.other[i] = static_cast<uint8_t>(0xa0 + i);
+  return s;
+}
+const char* kStateid = "00000001 a0a1a2a3 a4a5a6a7 a8a9aaab";
+
+std::string finish(Compound& c) {
+  std::vector<uint8_t> msg;
+  EXPECT_EQ(c.finish(&msg), 0);
+  return to_hex(msg);
+}
+
+}  // namespace
+
+TEST(Nfs4Encode, SequencePutrootfhGetfhGetattr) {
+  Compound c(1, {});
+  SequenceArgs s;
+  s.sessionid = session();
+  s.sequenceid = 1;
+  s.slotid = 2;
+  s.highest_slotid = 3;
+  encode_sequence(c, s);
+  encode_putrootfh(c);
+  encode_getfh(c);
+  encode_getattr(c, getattr_bitmap());
+  // getattr_bitmap: word0 = type(1) change(3) size(4) fsid(8) fileid(20) = 0x0010011a,
+  // word1 = mode(33) numlinks(35) owner(36) owner_group(37) space_used(45)
+  //         time_access(47) time_metadata(52) time_modify(53) = 0x0030a03a
+  EXPECT_EQ(finish(c), to_hex(hex(head(4) + "00000035 " + kSession +
+                                  " 00000001 00000002 00000003 00000000 "
+                                  "00000018 0000000a "
+                                  "00000009 00000002 0010011a 0030a03a")));
+}
+
+TEST(Nfs4Encode, ExchangeId) {
+  Compound c(1, {});
+  ExchangeIdArgs a;
+  a.verifier = {1, 2, 3, 4, 5, 6, 7, 8};
+  a.owner_id = {'a', 'b', 'c'};
+  a.flags = EXCHGID4_FLAG_SUPP_MOVED_REFER;
+  encode_exchange_id(c, a);
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "0000002a 01020304 05060708 00000003 61626300 "
+                                            "00000001 00000000 00000000")));
+}
+
+TEST(Nfs4Encode, ExchangeIdWithImplId) {
+  Compound c(1, {});
+  ExchangeIdArgs a;
+  a.owner_id = {'x'};
+  a.send_impl_id = true;
+  a.impl_id.domain = "d";
+  a.impl_id.name = "nm";
+  a.impl_id.date.seconds = 5;
+  encode_exchange_id(c, a);
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "0000002a 00000000 00000000 00000001 78000000 "
+                                            "00000000 00000000 00000001 00000001 64000000 "
+                                            "00000002 6e6d0000 00000000 00000005 00000000")));
+}
+
+TEST(Nfs4Encode, CreateSessionAsks180Slots) {
+  Compound c(1, {});
+  CreateSessionArgs a;
+  a.clientid = 0x0102030405060708ull;
+  a.sequence = 1;
+  a.fore = default_fore_channel(180);
+  a.back = default_back_channel();
+  a.cb_program = 0x40000000;
+  encode_create_session(c, a);
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "0000002b 01020304 05060708 00000001 00000000 "
+                                  // fore: pad, req 1 MiB+4 KiB, resp, cached 8 KiB, 16 ops, 180 slots, no rdma
+                                  "00000000 00101000 00101000 00002000 00000010 000000b4 00000000 "
+                                  "00000000 00001000 00001000 00000000 00000002 00000001 00000000 "
+                                  "40000000 00000001 00000000")));
+}
+
+TEST(Nfs4Encode, SessionTeardownAndBind) {
+  Compound c(1, {});
+  encode_reclaim_complete(c, false);
+  encode_destroy_session(c, session());
+  encode_destroy_clientid(c, 0x1122334455667788ull);
+  encode_bind_conn_to_session(c, session(), CDFC4_FORE_OR_BOTH);
+  EXPECT_EQ(finish(c), to_hex(hex(head(4) + "0000003a 00000000 0000002c " + kSession +
+                                  " 00000039 11223344 55667788 00000029 " + kSession +
+                                  " 00000003 00000000")));
+}
+
+TEST(Nfs4Encode, OpenCreateUncheckedWithMode) {
+  Compound c(1, {});
+  OpenArgs a;
+  a.share_access = OPEN4_SHARE_ACCESS_WRITE;
+  a.share_deny = OPEN4_SHARE_DENY_NONE;
+  a.owner.clientid = 0x0102030405060708ull;
+  a.owner.owner = {'o', 'w'};
+  a.create = true;
+  a.createmode = UNCHECKED4;
+  a.createattrs.set_mode = true;
+  a.createattrs.mode = 0644;
+  a.name = "f";
+  encode_open(c, a);
+  // seqid, access, deny, owner{clientid, "ow"}, OPEN4_CREATE, UNCHECKED4,
+  // fattr4{bitmap<2>{0, mode=bit 33}, vals<4>{0644}}, CLAIM_NULL, "f"
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "00000012 00000000 00000002 00000000 "
+                                  "01020304 05060708 00000002 6f770000 "
+                                  "00000001 00000000 00000002 00000000 00000002 00000004 000001a4 "
+                                  "00000000 00000001 66000000")));
+}
+
+TEST(Nfs4Encode, OpenNoCreateGuardedRejectsBadArgs) {
+  Compound c(1, {});
+  OpenArgs a;
+  a.share_access = OPEN4_SHARE_ACCESS_READ | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
+  a.share_deny = OPEN4_SHARE_DENY_WRITE;
+  a.owner.owner = {'o'};
+  a.name = "g";
+  encode_open(c, a);
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "00000012 00000000 00000401 00000002 "
+                                  "00000000 00000000 00000001 6f000000 "
+                                  "00000000 00000000 00000001 67000000")));
+  Compound bad(1, {});
+  a.share_access = 0;
+  EXPECT_EQ(encode_open(bad, a), -EINVAL);
+  std::vector<uint8_t> msg;
+  EXPECT_EQ(bad.finish(&msg), -EINVAL);
+}
+
+TEST(Nfs4Encode, CloseReadWriteCommit) {
+  Compound c(1, {});
+  encode_close(c, stateid());
+  encode_read(c, stateid(), 0x10, 0x1000);
+  const uint8_t data[] = {'h', 'e', 'l', 'l', 'o'};
+  encode_write(c, stateid(), 0x10, UNSTABLE4, data, 5);
+  encode_commit(c, 0, 0);
+  EXPECT_EQ(finish(c), to_hex(hex(head(4) + "00000004 00000000 " + kStateid +
+                                  " 00000019 " + kStateid + " 00000000 00000010 00001000"
+                                  " 00000026 " + kStateid + " 00000000 00000010 00000000"
+                                  " 00000005 68656c6c 6f000000"
+                                  " 00000005 00000000 00000000 00000000")));
+}
+
+TEST(Nfs4Encode, DirectoryOps) {
+  Compound c(1, {});
+  encode_putfh(c, {0xfe, 0xed});
+  encode_lookup(c, "dir");
+  encode_savefh(c);
+  encode_restorefh(c);
+  encode_remove(c, "x");
+  encode_rename(c, "a", "bc");
+  encode_link(c, "ln");
+  encode_readlink(c);
+  EXPECT_EQ(finish(c), to_hex(hex(head(8) + "00000016 00000002 feed0000 "
+                                  "0000000f 00000003 64697200 00000020 0000001f "
+                                  "0000001c 00000001 78000000 "
+                                  "0000001d 00000001 61000000 00000002 62630000 "
+                                  "0000000b 00000002 6c6e0000 0000001b")));
+}
+
+TEST(Nfs4Encode, CreateDirAndSymlink) {
+  Compound c(1, {});
+  CreateArgs d;
+  d.type = NF4DIR;
+  d.name = "d";
+  d.attrs.set_mode = true;
+  d.attrs.mode = 0755;
+  encode_create(c, d);
+  CreateArgs l;
+  l.type = NF4LNK;
+  l.name = "l";
+  l.link_target = "t";
+  encode_create(c, l);
+  EXPECT_EQ(finish(c), to_hex(hex(head(2) + "00000006 00000002 00000001 64000000 "
+                                  "00000002 00000000 00000002 00000004 000001ed "
+                                  "00000006 00000005 00000001 74000000 00000001 6c000000 "
+                                  "00000000 00000000")));
+}
+
+TEST(Nfs4Encode, SetattrSizeModeMtimeAndAccess) {
+  Compound c(1, {});
+  SetAttrs a;
+  a.set_size = true;
+  a.size = 4096;
+  a.set_mode = true;
+  a.mode = 0755;
+  a.mtime_how = TimeHow::kServerTime;
+  encode_setattr(c, Stateid4{}, a);
+  encode_access(c, ACCESS4_READ | ACCESS4_MODIFY);
+  // bitmap: size = bit 4 (word0 0x10); mode = bit 33, time_modify_set = bit 54
+  // (word1 0x00400002); vals: size u64, mode, settime4 SET_TO_SERVER_TIME4
+  EXPECT_EQ(finish(c), to_hex(hex(head(2) + "00000022 00000000 00000000 00000000 00000000 "
+                                  "00000002 00000010 00400002 00000010 "
+                                  "00000000 00001000 000001ed 00000000 "
+                                  "00000003 00000005")));
+}
+
+TEST(Nfs4Encode, SetattrClientTimesAndOwners) {
+  Compound c(1, {});
+  SetAttrs a;
+  a.set_owner = true;
+  a.owner = "0";
+  a.set_owner_group = true;
+  a.owner_group = "10";
+  a.atime_how = TimeHow::kClientTime;
+  a.atime.seconds = 1;
+  a.atime.nseconds = 2;
+  encode_setattr(c, stateid(), a);
+  // owner = bit 36, owner_group = bit 37, time_access_set = bit 48 -> word1 0x00010030
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "00000022 " + kStateid +
+                                  " 00000002 00000000 00010030 00000020 "
+                                  "00000001 30000000 00000002 31300000 "
+                                  "00000001 00000000 00000001 00000002")));
+}
+
+TEST(Nfs4Encode, Readdir) {
+  Compound c(1, {});
+  ReaddirArgs a;
+  a.dircount = 0x1000;
+  a.maxcount = 0x8000;
+  a.attrs.set(FATTR4_TYPE).set(FATTR4_FILEID);
+  encode_readdir(c, a);
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "0000001a 00000000 00000000 00000000 00000000 "
+                                  "00001000 00008000 00000001 00100002")));
+}
+
+TEST(Nfs4Encode, LockFamilyAndStateids) {
+  Compound c(1, {});
+  LockArgs l;
+  l.locktype = WRITE_LT;
+  l.length = ~0ull;
+  l.open_stateid = stateid();
+  l.lock_owner.clientid = 7;
+  l.lock_owner.owner = {'L'};
+  encode_lock(c, l);
+  LockArgs e;
+  e.locktype = READ_LT;
+  e.offset = 1;
+  e.length = 2;
+  e.new_lock_owner = false;
+  e.lock_stateid = stateid();
+  encode_lock(c, e);
+  encode_locku(c, WRITE_LT, stateid(), 0, ~0ull);
+  encode_lockt(c, READ_LT, 0, 10, l.lock_owner);
+  encode_test_stateid(c, {stateid()});
+  encode_free_stateid(c, stateid());
+  EXPECT_EQ(finish(c), to_hex(hex(
+      head(6) +
+      "0000000c 00000002 00000000 00000000 00000000 ffffffff ffffffff 00000001 "
+      "00000000 " + kStateid + " 00000000 00000000 00000007 00000001 4c000000 "
+      "0000000c 00000001 00000000 00000000 00000001 00000000 00000002 00000000 " + kStateid +
+      " 00000000 "
+      "0000000e 00000002 00000000 " + kStateid + " 00000000 00000000 ffffffff ffffffff "
+      "0000000d 00000001 00000000 00000000 00000000 0000000a 00000000 00000007 00000001 4c000000 "
+      "00000037 00000001 " + kStateid + " 0000002d " + kStateid)));
+}
+
+TEST(Nfs4Encode, BadArgumentsFailTheCompound) {
+  auto fails = [](auto&& enc, int want) {
+    Compound c(1, {});
+    EXPECT_EQ(enc(c), want);
+    std::vector<uint8_t> msg;
+    EXPECT_EQ(c.finish(&msg), want);
+    EXPECT_TRUE(c.ops().empty());
+  };
+  fails([](Compound& c) { return encode_lookup(c, "a/b"); }, -EINVAL);
+  fails([](Compound& c) { return encode_lookup(c, ""); }, -EINVAL);
+  fails([](Compound& c) { return encode_lookup(c, ".."); }, -EINVAL);
+  fails([](Compound& c) { return encode_lookup(c, std::string(256, 'n')); }, -ENAMETOOLONG);
+  fails([](Compound& c) { return encode_putfh(c, Fh4(129, 1)); }, -EINVAL);
+  fails([](Compound& c) { return encode_putfh(c, Fh4()); }, -EINVAL);
+  fails([](Compound& c) { return encode_getattr(c, Bitmap4().set(12)); }, -EINVAL);  // acl
+  fails([](Compound& c) {
+    SetAttrs a;
+    a.set_mode = true;
+    a.mode = 010000;
+    return encode_setattr(c, Stateid4{}, a);
+  }, -EINVAL);
+  fails([](Compound& c) {
+    CreateArgs a;
+    a.type = NF4REG;
+    a.name = "x";
+    return encode_create(c, a);
+  }, -EINVAL);
+  fails([](Compound& c) { return encode_lockt(c, 9, 0, 1, StateOwner4{1, {'o'}}); }, -EINVAL);
+  fails([](Compound& c) { return encode_test_stateid(c, {}); }, -EINVAL);
+  fails([](Compound& c) {
+    SequenceArgs s;
+    s.slotid = 4;
+    s.highest_slotid = 3;
+    return encode_sequence(c, s);
+  }, -EINVAL);
+}
+
+TEST(Nfs4Encode, AuthSysCredentialAndTag) {
+  nfsshim::rpc::Credential cred;
+  cred.flavor = nfsshim::rpc::kAuthSys;
+  cred.sys.machinename = "h";
+  Compound c(9, cred, "t");
+  encode_putrootfh(c);
+  EXPECT_EQ(finish(c), to_hex(hex("00000009 00000000 00000002 000186a3 00000004 00000001 "
+                                  "00000001 00000018 00000000 00000001 68000000 00000000 "
+                                  "00000000 00000000 00000000 00000000 "
+                                  "00000001 74000000 00000001 00000001 00000018")));
+}
