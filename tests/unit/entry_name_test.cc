@@ -1,6 +1,12 @@
 #include "nfsshim/entry_name.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "nfsshim/identity.h"
+#include "temp_dir.h"
 
 namespace nfsshim {
 namespace {
@@ -33,7 +39,9 @@ TEST(EntryName, NeverMatchesSillyRenameGlobs) {
 TEST(EntryName, RejectsGarbage) {
   for (const char* bad : {"", "b", ".nfs0000000000001234abcd0001", "x~h~0~1~2~3", "b~h~zz~1~2~3",
                           "b~h~0~-1~2~3", "b~h~0~1~2", "b~h~0~1~2~3~4", "b~~0~1~2~3",
-                          "b~h~0~1~2~3x", "b~h~0~0~2~3"})
+                          "b~h~0~1~2~3x", "b~h~0~0~2~3",
+                          // pids beyond pid_t (found by fuzzing: were truncated to 1 / negative)
+                          "b~h~0~4294967297~7~1", "b~h~ab~2461440870~0~0"})
     EXPECT_FALSE(EntryName::parse(bad)) << bad;
 }
 
@@ -49,6 +57,24 @@ TEST(Identity, SelfIsAlive) {
   EXPECT_FALSE(me.boot.empty());
   EXPECT_TRUE(process_alive(me.pid, me.start));
   EXPECT_FALSE(process_alive(me.pid, me.start + 1));  // same pid, other start: recycled
+}
+
+// A reap judges owners by PROC/PID/stat: only a missing process is dead. One whose stat
+// cannot be understood (or a PROC path too long to build) is kept alive.
+TEST(Identity, OnlyAMissingProcessIsDead) {
+  TempDir d;
+  std::string proc = d.path() + "/proc";
+  ASSERT_EQ(mkdir(proc.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((proc + "/42").c_str(), 0755), 0);
+  std::ofstream(proc + "/42/stat") << "42 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 777 rest\n";
+  ASSERT_EQ(mkdir((proc + "/43").c_str(), 0755), 0);
+  std::ofstream(proc + "/43/stat") << "garbage without the comm field\n";
+  EXPECT_TRUE(process_alive(42, 777, proc.c_str()));
+  EXPECT_FALSE(process_alive(42, 778, proc.c_str()));  // recycled pid
+  EXPECT_FALSE(process_alive(44, 777, proc.c_str()));  // no such process
+  EXPECT_TRUE(process_alive(43, 777, proc.c_str()));   // unreadable: not judged dead
+  std::string long_proc = proc + "/" + std::string(300, 'x');
+  EXPECT_TRUE(process_alive(42, 777, long_proc.c_str()));
 }
 
 }  // namespace

@@ -27,6 +27,27 @@ TEST(ProcRefs, ParsesMapsLines) {
   ASSERT_EQ(out[1].maps.size(), 1u);  // last line has no newline
 }
 
+// Found by fuzzing (tests/fuzz): a truncated line must not make the parser read on into
+// the next line or past the text. The text sits at the end of a buffer followed by a
+// line that would match if the parser borrowed its numbers.
+TEST(ProcRefs, ShortLinesNeverBorrowFromTheNextLine) {
+  const std::string text =
+      "1-2 r--s\n"
+      "00:35 1234 /borrowed\n"
+      "7f00-7f01 r--s 0 00:35\n"
+      "1234\n"
+      "5";
+  std::vector<InodeKey> keys{{makedev(0, 0x35), 1234}};
+  std::vector<Refs> out(1);
+  parse_maps(text.data(), text.size(), keys, &out);
+  EXPECT_TRUE(out[0].maps.empty());
+  // Parsing stops at LEN even without a NUL or newline after it.
+  const std::string whole = "7f00-7f01 r--s 0 00:35 12345 /x\n";
+  out.assign(1, Refs{});
+  parse_maps(whole.data(), whole.size() - 5, keys, &out);  // cut after "1234"
+  ASSERT_EQ(out[0].maps.size(), 1u);
+}
+
 TEST(ProcRefs, FindsDescriptorsAndMappingsOfAnInode) {
   TempDir d;
   std::string p = d.path() + "/f";

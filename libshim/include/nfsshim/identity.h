@@ -30,7 +30,8 @@ Identity self_identity();
 // (tests point it elsewhere).
 uint64_t process_start_time(pid_t pid, const char* proc = "/proc");
 
-// True if PID is alive and started at START.
+// True if PID is alive and started at START. A process whose stat exists but cannot be
+// read or understood counts as alive: a reap never removes files on a doubt.
 bool process_alive(pid_t pid, uint64_t start, const char* proc = "/proc");
 
 // Hostname made safe for entry names: '~', '/', control and non-ASCII bytes become '_'.

@@ -150,7 +150,7 @@ void parse_config_text(Config* cfg, const std::string& text, const std::string& 
 // are not settings (so that a typo in a setting's name can still be reported).
 static bool tool_variable(const std::string& name) {
   static const char* const names[] = {"PRELOAD_LIB", "FUSE_BIN", "BIN", "GC_RUN", "BUILD",
-                                      "UML_NO_FIX", "SKIP_SANITIZERS", "DEMO_VERS", "TARBALL_FROM"};
+                                      "UML_NO_FIX", "SKIP_SANITIZERS", "SKIP_FUZZ", "DEMO_VERS", "TARBALL_FROM"};
   for (const char* n : names)
     if (name == n) return true;
   return name == "LAB" || name.rfind("LAB_", 0) == 0;

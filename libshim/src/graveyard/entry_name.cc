@@ -1,6 +1,7 @@
 #include "nfsshim/entry_name.h"
 
 #include <cctype>
+#include <climits>
 #include <charconv>
 #include <vector>
 
@@ -52,7 +53,8 @@ std::optional<EntryName> EntryName::parse(std::string_view name) {
   for (char c : e.owner.boot)
     if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
   long pid = 0;
-  if (!parse_num(f[3], &pid) || pid <= 0) return std::nullopt;
+  // A pid is a positive int (pid_t): anything wider would be truncated to another pid.
+  if (!parse_num(f[3], &pid) || pid <= 0 || pid > INT_MAX) return std::nullopt;
   e.owner.pid = static_cast<pid_t>(pid);
   if (!parse_num(f[4], &e.owner.start)) return std::nullopt;
   if (!parse_num(f[5], &e.seq)) return std::nullopt;

@@ -31,7 +31,11 @@ static int open_dir(int parent, const char* name, mode_t create_mode, bool creat
     if (rv == 0) *created = true;
     else if (rv != -EEXIST) return rv;
   }
-  return sys::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  int fd = sys::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  // The shared level is 1733: other users may enter it but not list it. A path descriptor
+  // is all they need to reach their own u<uid> below.
+  if (fd == -EACCES && !*created) fd = sys::openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  return fd;
 }
 
 int Graveyard::open(int parent_fd, const std::string& name, uid_t uid, bool create,

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,28 +22,47 @@ std::string sanitize_host(const std::string& host) {
   return out;
 }
 
-uint64_t process_start_time(pid_t pid, const char* proc) {
-  char path[64];
-  std::snprintf(path, sizeof path, "%s/%d/stat", proc, static_cast<int>(pid));
+namespace {
+
+// The start time of PID (clock ticks after boot) in *OUT; -ENOENT if there is no such
+// process, another -errno if its stat could not be read or understood.
+int read_start_time(pid_t pid, const char* proc, uint64_t* out) {
+  char path[256];
+  int w = std::snprintf(path, sizeof path, "%s/%d/stat", proc, static_cast<int>(pid));
+  if (w < 0 || static_cast<size_t>(w) >= sizeof path) return -ENAMETOOLONG;
   char buf[1024];
   ssize_t n = sys::read_file(AT_FDCWD, path, buf, sizeof buf - 1);
-  if (n <= 0) return 0;
+  if (n < 0) return static_cast<int>(n);
+  if (n == 0) return -ENOENT;  // a process that exited while we read
   buf[n] = '\0';
   // comm (field 2) may contain spaces and ')': fields resume after the last ')'.
   const char* p = std::strrchr(buf, ')');
-  if (!p) return 0;
+  if (!p) return -EBADMSG;
   // After ')' come fields 3..: state is field 3, starttime is field 22.
   int field = 2;
   for (; *p && field < 22; ++p)
     if (*p == ' ') ++field;
-  if (field != 22) return 0;
-  return std::strtoull(p, nullptr, 10);
+  if (field != 22) return -EBADMSG;
+  *out = std::strtoull(p, nullptr, 10);
+  return 0;
+}
+
+}  // namespace
+
+uint64_t process_start_time(pid_t pid, const char* proc) {
+  uint64_t start = 0;
+  return read_start_time(pid, proc, &start) == 0 ? start : 0;
 }
 
 bool process_alive(pid_t pid, uint64_t start, const char* proc) {
   if (pid <= 0) return false;
-  uint64_t s = process_start_time(pid, proc);
-  return s != 0 && s == start;
+  uint64_t s = 0;
+  int rv = read_start_time(pid, proc, &s);
+  if (rv == -ENOENT || rv == -ESRCH) return false;
+  // Any other failure (EMFILE, EACCES, an odd stat line) says nothing about the owner: a
+  // reap must never remove a live process's files on a doubt, so it counts as alive.
+  if (rv < 0) return true;
+  return s == start;
 }
 
 Identity self_identity() {

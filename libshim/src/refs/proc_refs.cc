@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -13,6 +14,19 @@
 #include "nfsshim/sys.h"
 
 namespace nfsshim {
+
+namespace {
+
+// Parses digits in BASE at *Q, never past END (strtoull would skip whitespace, newlines
+// included, and read into the next line or past the buffer). False if there are none.
+bool parse_uint(const char** q, const char* end, int base, uint64_t* v) {
+  auto r = std::from_chars(*q, end, *v, base);
+  if (r.ec != std::errc()) return false;
+  *q = r.ptr;
+  return true;
+}
+
+}  // namespace
 
 void parse_maps(const char* text, size_t len, const std::vector<InodeKey>& keys,
                 std::vector<Refs>* out) {
@@ -28,23 +42,26 @@ void parse_maps(const char* text, size_t len, const std::vector<InodeKey>& keys,
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     const char* line_end = nl ? nl : end;
     // start-end perms offset major:minor inode [path]
-    char* q = nullptr;
-    uintptr_t start = std::strtoull(p, &q, 16);
-    if (q < line_end && *q == '-') {
-      uintptr_t stop = std::strtoull(q + 1, &q, 16);
-      // Skip perms and offset: two more space-separated fields.
-      for (int field = 0; field < 2 && q < line_end; ++field) {
-        while (q < line_end && *q == ' ') ++q;
-        while (q < line_end && *q != ' ') ++q;
-      }
-      unsigned long maj = std::strtoul(q, &q, 16);
-      if (q < line_end && *q == ':') {
-        unsigned long min = std::strtoul(q + 1, &q, 16);
-        auto ino = static_cast<ino_t>(std::strtoull(q, &q, 10));
-        auto it = std::lower_bound(by_ino.begin(), by_ino.end(), std::make_pair(ino, size_t{0}));
-        for (; ino != 0 && it != by_ino.end() && it->first == ino; ++it)
-          if (keys[it->second].dev == makedev(maj, min)) (*out)[it->second].maps.push_back({start, stop});
-      }
+    const char* q = p;
+    uint64_t start = 0, stop = 0, maj = 0, min = 0, ino = 0;
+    bool ok = parse_uint(&q, line_end, 16, &start) && q < line_end && *q++ == '-' &&
+              parse_uint(&q, line_end, 16, &stop);
+    // Skip perms and offset: two more space-separated fields.
+    for (int field = 0; ok && field < 3; ++field) {
+      while (q < line_end && *q == ' ') ++q;
+      if (field == 2) break;
+      while (q < line_end && *q != ' ') ++q;
+    }
+    ok = ok && parse_uint(&q, line_end, 16, &maj) && q < line_end && *q++ == ':' &&
+         parse_uint(&q, line_end, 16, &min) && q < line_end && *q++ == ' ';
+    while (ok && q < line_end && *q == ' ') ++q;
+    ok = ok && parse_uint(&q, line_end, 10, &ino);
+    if (ok && ino != 0) {
+      auto key = static_cast<ino_t>(ino);
+      auto it = std::lower_bound(by_ino.begin(), by_ino.end(), std::make_pair(key, size_t{0}));
+      for (; it != by_ino.end() && it->first == key; ++it)
+        if (keys[it->second].dev == makedev(maj, min))
+          (*out)[it->second].maps.push_back({static_cast<uintptr_t>(start), static_cast<uintptr_t>(stop)});
     }
     p = line_end + 1;
   }
