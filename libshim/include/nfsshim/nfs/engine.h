@@ -1,0 +1,222 @@
+// The direct NFSv3 engine: a pool of nconnect libnfs contexts (one TCP connection each),
+// driven by loop threads (event_loop.h). Requests go to the least-loaded connection; big
+// reads and writes are split into rsize/wsize pieces issued in parallel; a lost connection
+// is re-established and its requests re-sent; in-flight requests and bytes are bounded.
+//
+// Threading: every public member may be called from any thread; calls block the caller
+// until the reply (or a final error). Errors are -errno (nfs3_errno.h for NFS statuses;
+// transport failures and soft timeouts give -EIO).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "nfsshim/nfs/url.h"
+
+struct rpc_context;
+
+namespace nfsshim::nfs {
+
+// AUTH_SYS identity of one request (the FUSE caller's, or fixed by uid=/gid= in the URL).
+struct Cred {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;  // at most 16 are sent (AUTH_SYS limit)
+  bool operator==(const Cred& o) const { return uid == o.uid && gid == o.gid && groups == o.groups; }
+  bool operator!=(const Cred& o) const { return !(*this == o); }
+};
+
+// An NFSv3 file handle (opaque, up to 64 bytes).
+struct Fh {
+  std::string data;
+  bool operator==(const Fh& o) const { return data == o.data; }
+  bool empty() const { return data.empty(); }
+};
+
+struct Attr {
+  int type = 0;  // NF3REG.. (ftype3)
+  uint32_t mode = 0;  // permission bits only (type is separate)
+  uint32_t nlink = 0, uid = 0, gid = 0;
+  uint64_t size = 0, used = 0, fsid = 0, fileid = 0;
+  uint32_t rdev_major = 0, rdev_minor = 0;
+  struct timespec atime {}, mtime{}, ctime{};
+  mode_t st_mode() const;  // type | permission bits, as stat(2)
+};
+
+struct SetAttr {
+  bool set_mode = false, set_uid = false, set_gid = false, set_size = false;
+  uint32_t mode = 0, uid = 0, gid = 0;
+  uint64_t size = 0;
+  enum class Time { kKeep, kServerNow, kClient } atime = Time::kKeep, mtime = Time::kKeep;
+  struct timespec atime_val {}, mtime_val{};
+};
+
+struct DirEntry {
+  std::string name;
+  uint64_t fileid = 0;
+  uint64_t cookie = 0;
+  bool has_attr = false, has_fh = false;
+  Attr attr;
+  Fh fh;
+};
+
+struct FsStat {
+  uint64_t tbytes = 0, fbytes = 0, abytes = 0, tfiles = 0, ffiles = 0, afiles = 0;
+};
+
+using WriteVerf = uint64_t;
+// stable_how of WRITE (RFC 1813), without including libnfs's headers here.
+constexpr int kUnstable = 0;
+constexpr int kFileSync = 2;
+
+struct EngineStats {
+  uint64_t calls = 0;         // RPCs completed (any result)
+  uint64_t retries = 0;       // RPCs re-sent after a lost connection or a timeout
+  uint64_t reconnects = 0;    // connections re-established
+  uint64_t timeouts = 0;      // requests that passed timeo
+  uint64_t loop_syscalls = 0; // syscalls made by the event loops themselves
+  uint64_t loop_iterations = 0;
+  std::vector<uint64_t> calls_per_conn;
+  int peak_conn_load = 0;          // most requests queued+in flight on one connection (submits)
+  uint64_t peak_inflight_bytes = 0;  // most payload bytes in flight at once
+};
+
+class Connection;
+class LoopThread;
+struct Call;
+
+class Engine {
+ public:
+  // Mounts URL's export (MOUNT3), connects nconnect connections and reads FSINFO. On
+  // failure returns -errno with *why naming the problem (server, port, export, version).
+  static int open(const NfsUrl& url, std::unique_ptr<Engine>* out, std::string* why);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const Fh& root() const { return root_; }
+  const NfsUrl& url() const { return url_; }
+  uint32_t rsize() const { return rsize_; }
+  uint32_t wsize() const { return wsize_; }
+  IoBackend backend() const { return backend_; }
+  // The identity used when the caller has none (URL uid/gid, else our own).
+  Cred default_cred() const;
+  EngineStats stats() const;
+
+  int null_call();
+  int getattr(const Cred& c, const Fh& fh, Attr* out);
+  int setattr(const Cred& c, const Fh& fh, const SetAttr& sa, Attr* post);
+  int lookup(const Cred& c, const Fh& dir, const std::string& name, Fh* out, Attr* attr);
+  int access(const Cred& c, const Fh& fh, uint32_t want, uint32_t* granted);
+  // Reads up to LEN bytes at OFF into BUF (split into rsize pieces in parallel). Returns the
+  // bytes read (short only at end of file) or -errno.
+  ssize_t read(const Cred& c, const Fh& fh, uint64_t off, size_t len, char* buf);
+  // Writes LEN bytes (split into wsize pieces in parallel) with STABLE (0 UNSTABLE,
+  // 2 FILE_SYNC). VERFS, if given, receives each piece's (offset, length, verifier).
+  struct PieceVerf {
+    uint64_t off;
+    uint32_t len;
+    WriteVerf verf;
+  };
+  ssize_t write(const Cred& c, const Fh& fh, uint64_t off, size_t len, const char* buf, int stable,
+                std::vector<PieceVerf>* verfs);
+  int commit(const Cred& c, const Fh& fh, WriteVerf* verf);
+  // EXCLUSIVE is O_EXCL (GUARDED create).
+  int create(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, bool exclusive,
+             Fh* out, Attr* attr);
+  int mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, Fh* out, Attr* attr);
+  int symlink(const Cred& c, const Fh& dir, const std::string& name, const std::string& target,
+              Fh* out, Attr* attr);
+  int readlink(const Cred& c, const Fh& fh, std::string* target);
+  int link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& name);
+  int remove(const Cred& c, const Fh& dir, const std::string& name);
+  int rmdir(const Cred& c, const Fh& dir, const std::string& name);
+  int rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
+             const std::string& to);
+  // The whole directory (READDIRPLUS until eof), "." and ".." included as the server sends them.
+  int readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out);
+  int fsstat(const Cred& c, const Fh& fh, FsStat* out);
+
+  // Core (used by the ops above and by tests): queues CALL on the least-loaded connection,
+  // blocking while the in-flight limits are reached. CALL->done runs on a loop thread.
+  void submit(Call* call);
+
+ private:
+  friend class Connection;
+  friend class LoopThread;
+  Engine() = default;
+  int start(std::string* why);
+  int mount(std::string* why);
+  // Runs one RPC synchronously: ISSUE queues it on a context, ON_REPLY decodes the reply
+  // (on the loop thread) and returns 0 or -errno.
+  int run(const Cred& c, const char* what, size_t bytes, bool idempotent,
+          std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)> issue,
+          std::function<int(void*)> on_reply);
+  // Loop side: a call finished (ERR 0 and RES the decoded reply, or -errno final).
+  void finish(Call* call, int err, void* res);
+  // Loop side: CALL's connection failed; send it again elsewhere (or fail it, soft mounts).
+  void resend(Call* call, Connection* from, const char* why);
+  Connection* pick_locked();
+  ssize_t read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t len, char* buf, bool* eof);
+
+  NfsUrl url_;
+  Fh root_;
+  uint32_t rsize_ = 0, wsize_ = 0;
+  IoBackend backend_ = IoBackend::kEpoll;
+  std::vector<std::unique_ptr<LoopThread>> loops_;
+  std::vector<std::unique_ptr<Connection>> conns_;
+
+  std::mutex mu_;  // engine_mu_0: guards load, inflight bytes; leaf (never held while calling out)
+  std::condition_variable cv_;  // slots or bytes freed
+  size_t inflight_bytes_ = 0;
+  size_t rr_ = 0;  // round-robin start among equally loaded connections
+  int peak_conn_load_ = 0;
+  size_t peak_inflight_bytes_ = 0;
+  size_t max_bytes_ = 0;
+  int slots_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0};
+};
+
+// UNSTABLE writes of one file with COMMIT on demand (fsync/close) or when the retained data
+// passes MAX_RETAINED. Like the kernel's page cache, the latest bytes of every range written
+// since the last good COMMIT are kept (a newer write replaces the older bytes it overlaps);
+// a COMMIT whose verifier differs from the one a range was written under (the server
+// restarted) re-sends that range FILE_SYNC. Writes wait while a COMMIT re-sends, so a re-sent
+// range is never older than what a caller wrote after it.
+class UnstableWriter {
+ public:
+  UnstableWriter(Engine& e, Fh fh, size_t max_retained = 64u << 20);
+  ssize_t write(const Cred& c, uint64_t off, const char* buf, size_t len);
+  int commit(const Cred& c);
+  uint64_t resent_bytes() const { return resent_bytes_.load(); }
+  size_t retained_bytes();
+
+ private:
+  struct Piece {
+    std::string data;
+    WriteVerf verf;
+  };
+  void retain_locked(uint64_t off, std::string data, WriteVerf verf);
+  int commit_locked(const Cred& c);
+  Engine& e_;
+  Fh fh_;
+  size_t max_retained_;
+  std::shared_mutex commit_mu_;  // writer_commit_mu_1: writes shared, a COMMIT exclusive
+  std::mutex mu_;                // writer_mu_2: retained_ only; never held across an RPC
+  std::map<uint64_t, Piece> retained_;  // by offset, non-overlapping
+  size_t retained_bytes_ = 0;
+  std::atomic<uint64_t> resent_bytes_{0};
+};
+
+}  // namespace nfsshim::nfs

@@ -1,0 +1,87 @@
+// One event loop per loop thread: readiness of sockets (libnfs contexts) and work posted
+// from other threads. Two backends behind one interface: io_uring (one-shot POLL_ADD,
+// re-armed by the handler; arming is an SQE, so a loop iteration costs one io_uring_enter)
+// and epoll (level-triggered, epoll_ctl only when the wanted events change).
+//
+// Threading: arm/forget/run_once only on the loop thread; post() from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "nfsshim/nfs/url.h"
+
+namespace nfsshim::nfs {
+
+// 0 if io_uring can be used in this process, else -errno (ENOSYS: kernel without it,
+// EPERM/EACCES: kernel.io_uring_disabled or seccomp, EINVAL: too old). Probed once.
+int probe_io_uring();
+
+class FdHandler {
+ public:
+  // REVENTS: POLLIN/POLLOUT/POLLERR/POLLHUP as poll(2) reports them.
+  virtual void on_fd_ready(int fd, uint32_t revents) = 0;
+
+ protected:
+  ~FdHandler() = default;
+};
+
+struct LoopStats {
+  uint64_t iterations = 0;  // run_once calls that waited
+  uint64_t syscalls = 0;    // syscalls the loop itself made (enter/epoll_wait/epoll_ctl/eventfd)
+  uint64_t wakeups = 0;     // eventfd writes by post()
+};
+
+class EventLoop {
+ public:
+  // Builds a loop with backend WANT (kAuto: io_uring if probe_io_uring() says so, else
+  // epoll with a warning). Forcing kUring where it is unavailable fails with its -errno.
+  static int create(IoBackend want, std::unique_ptr<EventLoop>* out, std::string* why);
+  virtual ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  virtual IoBackend backend() const = 0;
+
+  // Calls H->on_fd_ready once, when FD is ready for any of EVENTS (POLLIN|POLLOUT) or has an
+  // error/hangup. One-shot: the handler arms again for more. Re-arming replaces EVENTS.
+  virtual int arm(int fd, uint32_t events, FdHandler* h) = 0;
+  // Drops FD (armed or not); call before closing it. No handler call for it follows.
+  virtual void forget(int fd) = 0;
+
+  // One iteration: waits up to TIMEOUT_MS (less if work was posted) for readiness, calls the
+  // handlers, then runs posted work. May return early (EINTR). Returns the number of
+  // handler calls or -errno.
+  int run_once(int timeout_ms);
+
+  // Any thread: FN runs on the loop thread in a later (or the current) run_once.
+  void post(std::function<void()> fn);
+
+  LoopStats stats() const;
+
+ protected:
+  EventLoop();
+  // Backend part of run_once: waits, dispatches ready fds; eventfd wakes just return.
+  virtual int wait_and_dispatch(int timeout_ms) = 0;
+  int wake_fd() const { return wake_fd_; }
+  std::atomic<uint64_t> syscalls_{0};
+  std::atomic<uint64_t> iterations_{0};
+
+ private:
+  int wake_fd_ = -1;
+  std::mutex posted_mu_;  // leaf lock
+  std::vector<std::function<void()>> posted_;
+  std::atomic<bool> wake_pending_{false};
+  std::atomic<uint64_t> wakeups_{0};
+};
+
+// Backend factories (loop_uring.cc, loop_epoll.cc); -errno if the backend cannot start.
+int make_uring_loop(std::unique_ptr<EventLoop>* out, std::string* why);
+int make_epoll_loop(std::unique_ptr<EventLoop>* out, std::string* why);
+
+}  // namespace nfsshim::nfs

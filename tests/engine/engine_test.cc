@@ -1,0 +1,350 @@
+// The engine against a real nfs-ganesha (started by engine_test.sh). Environment:
+//   NFSSHIM_TEST_URL      nfs:// URL of the export (nconnect and io vary per CTest test)
+//   NFSSHIM_TEST_EXPORT   the exported directory on this host (FSAL VFS), to check bytes
+//                         on the server side independently of our own reads
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <nfsc/libnfs-raw-nfs.h>
+
+#include "nfsshim/nfs/engine.h"
+
+namespace nfsshim::nfs {
+namespace {
+
+std::string env(const char* k) {
+  const char* v = std::getenv(k);
+  return v ? v : "";
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string url = env("NFSSHIM_TEST_URL");
+    ASSERT_FALSE(url.empty()) << "NFSSHIM_TEST_URL not set (run through engine_test.sh)";
+    NfsUrl u;
+    std::string why;
+    ASSERT_EQ(parse_nfs_url(url, &u, &why), 0) << why;
+    ASSERT_EQ(Engine::open(u, &engine_, &why), 0) << why;
+  }
+  static void TearDownTestSuite() { engine_.reset(); }
+  void SetUp() override {
+    ASSERT_TRUE(engine_);
+    cred_ = engine_->default_cred();
+    // A fresh directory per test.
+    dir_name_ = std::string("t_") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                std::to_string(::getpid());
+    ASSERT_EQ(engine_->mkdir(cred_, engine_->root(), dir_name_, 0755, &dir_, nullptr), 0);
+  }
+  static std::unique_ptr<Engine> engine_;
+  Cred cred_;
+  std::string dir_name_;
+  Fh dir_;
+};
+std::unique_ptr<Engine> EngineTest::engine_;
+
+TEST_F(EngineTest, BackendIsTheOneAskedFor) {
+  NfsUrl u = engine_->url();
+  if (u.io != IoBackend::kAuto) {
+    EXPECT_EQ(engine_->backend(), u.io);
+  }
+  EXPECT_EQ(engine_->null_call(), 0);
+  EXPECT_GE(engine_->rsize(), 4096u);
+  EXPECT_GE(engine_->wsize(), 4096u);
+}
+
+TEST_F(EngineTest, MetadataOps) {
+  Engine& e = *engine_;
+  Fh f;
+  Attr a;
+  ASSERT_EQ(e.create(cred_, dir_, "f", 0640, true, &f, &a), 0);
+  EXPECT_EQ(a.type, NF3REG);
+  EXPECT_EQ(a.mode, 0640u);
+  EXPECT_EQ(e.create(cred_, dir_, "f", 0640, true, nullptr, nullptr), -EEXIST);
+  Fh f2;
+  Attr a2;
+  ASSERT_EQ(e.lookup(cred_, dir_, "f", &f2, &a2), 0);
+  EXPECT_EQ(f2, f);
+  EXPECT_EQ(a2.fileid, a.fileid);
+  EXPECT_EQ(e.lookup(cred_, dir_, "nope", nullptr, nullptr), -ENOENT);
+
+  ASSERT_EQ(e.write(cred_, f, 0, 5, "hello", FILE_SYNC, nullptr), 5);
+  char buf[16] = {0};
+  ASSERT_EQ(e.read(cred_, f, 0, sizeof buf, buf), 5);
+  EXPECT_EQ(std::string(buf, 5), "hello");
+
+  SetAttr sa;
+  sa.set_size = true;
+  sa.size = 2;
+  sa.set_mode = true;
+  sa.mode = 0600;
+  Attr post;
+  ASSERT_EQ(e.setattr(cred_, f, sa, &post), 0);
+  ASSERT_EQ(e.getattr(cred_, f, &a), 0);
+  EXPECT_EQ(a.size, 2u);
+  EXPECT_EQ(a.mode, 0600u);
+
+  uint32_t granted = 0;
+  ASSERT_EQ(e.access(cred_, f, ACCESS3_READ | ACCESS3_MODIFY, &granted), 0);
+  EXPECT_TRUE(granted & ACCESS3_READ);
+
+  ASSERT_EQ(e.link(cred_, f, dir_, "hard"), 0);
+  ASSERT_EQ(e.getattr(cred_, f, &a), 0);
+  EXPECT_EQ(a.nlink, 2u);
+  Fh s;
+  ASSERT_EQ(e.symlink(cred_, dir_, "sym", "f", &s, &a), 0);
+  EXPECT_EQ(a.type, NF3LNK);
+  std::string target;
+  ASSERT_EQ(e.readlink(cred_, s, &target), 0);
+  EXPECT_EQ(target, "f");
+
+  Fh sub;
+  ASSERT_EQ(e.mkdir(cred_, dir_, "sub", 0755, &sub, &a), 0);
+  EXPECT_EQ(a.type, NF3DIR);
+  ASSERT_EQ(e.rename(cred_, dir_, "hard", sub, "moved"), 0);
+  EXPECT_EQ(e.rmdir(cred_, dir_, "sub"), -ENOTEMPTY);
+  EXPECT_EQ(e.remove(cred_, dir_, "hard"), -ENOENT);
+  EXPECT_EQ(e.lookup(cred_, sub, "moved", nullptr, nullptr), 0);
+
+  std::vector<DirEntry> ents;
+  ASSERT_EQ(e.readdirplus(cred_, dir_, &ents), 0);
+  std::set<std::string> names;
+  for (auto& d : ents) {
+    names.insert(d.name);
+    if (d.name == "f") {
+      EXPECT_TRUE(d.has_fh);
+      EXPECT_EQ(d.fh, f);
+      EXPECT_TRUE(d.has_attr);
+    }
+  }
+  EXPECT_TRUE(names.count("f") && names.count("sym") && names.count("sub")) << ents.size();
+
+  FsStat fs;
+  ASSERT_EQ(e.fsstat(cred_, e.root(), &fs), 0);
+  EXPECT_GT(fs.tbytes, 0u);
+
+  EXPECT_EQ(e.remove(cred_, sub, "moved"), 0);
+  EXPECT_EQ(e.rmdir(cred_, dir_, "sub"), 0);
+  EXPECT_EQ(e.remove(cred_, dir_, "f"), 0);
+  EXPECT_EQ(e.getattr(cred_, f, &a), -ESTALE);
+}
+
+TEST_F(EngineTest, ManyEntriesInOneDirectory) {
+  // Several READDIRPLUS replies (cookies) for one listing.
+  const int n = 600;
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(engine_->create(cred_, dir_, "entry_with_a_long_name_" + std::to_string(i), 0644, false,
+                              nullptr, nullptr), 0);
+  std::vector<DirEntry> ents;
+  ASSERT_EQ(engine_->readdirplus(cred_, dir_, &ents), 0);
+  std::set<std::string> names;
+  for (auto& d : ents) names.insert(d.name);
+  for (int i = 0; i < n; ++i) EXPECT_TRUE(names.count("entry_with_a_long_name_" + std::to_string(i))) << i;
+}
+
+TEST_F(EngineTest, CallerCredentialsReachTheServer) {
+  SetAttr open_up;  // let anyone create in the test directory
+  open_up.set_mode = true;
+  open_up.mode = 0777;
+  ASSERT_EQ(engine_->setattr(cred_, dir_, open_up, nullptr), 0);
+  Cred c;
+  c.uid = 4242;
+  c.gid = 4343;
+  Fh f;
+  Attr a;
+  ASSERT_EQ(engine_->create(c, dir_, "owned", 0644, true, &f, &a), 0);
+  EXPECT_EQ(a.uid, 4242u);
+  EXPECT_EQ(a.gid, 4343u);
+  // Another user cannot write the 0644 file it does not own.
+  Cred other;
+  other.uid = 5000;
+  other.gid = 5000;
+  EXPECT_EQ(engine_->write(other, f, 0, 1, "x", FILE_SYNC, nullptr), -EACCES);
+}
+
+// Deterministic content: byte at OFF of file SEED.
+char pattern(uint64_t seed, uint64_t off) {
+  uint64_t x = (off / 8) * 0x9E3779B97F4A7C15ull ^ (seed * 0xD1B54A32D192ED03ull);
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 32;
+  return static_cast<char>(x >> ((off % 8) * 8));
+}
+
+uint64_t fnv(const char* p, size_t n, uint64_t h = 1469598103934665603ull) {
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  return h;
+}
+
+// Many threads write large files in chunks of random sizes (some spanning many wsize
+// pieces) UNSTABLE + COMMIT, then read them back in random chunks (many rsize pieces in
+// parallel); every byte is compared, and the server's copy is checked on its disk too.
+TEST_F(EngineTest, ParallelLargeFileIntegrity) {
+  const int threads = 6;
+  // NFSSHIM_TEST_FILE_MIB: smaller files for the sanitizer builds.
+  size_t mib = env("NFSSHIM_TEST_FILE_MIB").empty() ? 24 : std::stoul(env("NFSSHIM_TEST_FILE_MIB"));
+  const size_t file_size = (mib << 20) + 12345;  // not a multiple of anything
+  std::vector<Fh> fhs(threads);
+  for (int t = 0; t < threads; ++t)
+    ASSERT_EQ(engine_->create(cred_, dir_, "big" + std::to_string(t), 0644, true, &fhs[t], nullptr), 0);
+  EngineStats before = engine_->stats();
+  std::vector<std::string> errors(threads);
+  std::vector<uint64_t> sums(threads);
+  auto writer = [&](int t) {
+    UnstableWriter w(*engine_, fhs[t], file_size / 3);  // small bound: several COMMITs on the way
+    std::mt19937_64 rng(t);
+    std::string chunk;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t off = 0; off < file_size;) {
+      size_t n = std::min<size_t>(file_size - off, 1 + rng() % std::min<size_t>(5u << 20, file_size / 3));
+      chunk.resize(n);
+      for (size_t i = 0; i < n; ++i) chunk[i] = pattern(t, off + i);
+      h = fnv(chunk.data(), n, h);
+      ssize_t rv = w.write(cred_, off, chunk.data(), n);
+      if (rv != static_cast<ssize_t>(n)) {
+        errors[t] = "write at " + std::to_string(off) + " returned " + std::to_string(rv);
+        return;
+      }
+      off += n;
+    }
+    int rv = w.commit(cred_);
+    if (rv != 0) errors[t] = "commit returned " + std::to_string(rv);
+    if (w.retained_bytes() != 0) errors[t] = "data retained after commit";
+    sums[t] = h;
+  };
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) ts.emplace_back(writer, t);
+  for (auto& th : ts) th.join();
+  ts.clear();
+  for (int t = 0; t < threads; ++t) ASSERT_EQ(errors[t], "") << "thread " << t;
+
+  auto reader = [&](int t) {
+    std::mt19937_64 rng(100 + t);
+    std::vector<char> buf;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t off = 0; off < file_size;) {
+      size_t n = std::min<size_t>(file_size - off, 1 + rng() % (9u << 20));
+      buf.assign(n, 0);
+      ssize_t rv = engine_->read(cred_, fhs[t], off, n, buf.data());
+      if (rv != static_cast<ssize_t>(n)) {
+        errors[t] = "read at " + std::to_string(off) + " returned " + std::to_string(rv);
+        return;
+      }
+      for (size_t i = 0; i < n; ++i)
+        if (buf[i] != pattern(t, off + i)) {
+          errors[t] = "byte " + std::to_string(off + i) + " differs";
+          return;
+        }
+      h = fnv(buf.data(), n, h);
+      off += n;
+    }
+    if (h != sums[t]) errors[t] = "checksum differs";
+    // Past the end: a short read, then nothing.
+    buf.assign(100, 0);
+    ssize_t rv = engine_->read(cred_, fhs[t], file_size - 10, 100, buf.data());
+    if (rv != 10) errors[t] = "read across eof returned " + std::to_string(rv);
+    rv = engine_->read(cred_, fhs[t], file_size + 10, 100, buf.data());
+    if (rv != 0) errors[t] = "read past eof returned " + std::to_string(rv);
+  };
+  for (int t = 0; t < threads; ++t) ts.emplace_back(reader, t);
+  for (auto& th : ts) th.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(errors[t], "") << "thread " << t;
+
+  // The server's own copy (FSAL VFS writes to this directory).
+  std::string exp = env("NFSSHIM_TEST_EXPORT");
+  if (!exp.empty()) {
+    for (int t = 0; t < threads; ++t) {
+      std::string path = exp + "/" + dir_name_ + "/big" + std::to_string(t);
+      int fd = ::open(path.c_str(), O_RDONLY);
+      ASSERT_GE(fd, 0) << path;
+      std::vector<char> all(file_size + 1);
+      size_t got = 0;
+      ssize_t n;
+      while ((n = ::read(fd, all.data() + got, all.size() - got)) > 0) got += static_cast<size_t>(n);
+      ::close(fd);
+      EXPECT_EQ(got, file_size) << path;
+      EXPECT_EQ(fnv(all.data(), got), sums[t]) << path;
+    }
+  }
+
+  // Least-loaded scheduling spread the pieces over every connection.
+  EngineStats after = engine_->stats();
+  ASSERT_EQ(after.calls_per_conn.size(), static_cast<size_t>(engine_->url().nconnect));
+  // Every connection carried at least a quarter of a fair share.
+  const uint64_t total = after.calls - before.calls, fair = total / after.calls_per_conn.size();
+  for (size_t i = 0; i < after.calls_per_conn.size(); ++i)
+    EXPECT_GE(after.calls_per_conn[i] - before.calls_per_conn[i], fair / 4) << "connection " << i;
+  std::printf("calls %llu, per connection:", static_cast<unsigned long long>(after.calls - before.calls));
+  for (size_t i = 0; i < after.calls_per_conn.size(); ++i)
+    std::printf(" %llu", static_cast<unsigned long long>(after.calls_per_conn[i] - before.calls_per_conn[i]));
+  std::printf("; loop syscalls %llu\n", static_cast<unsigned long long>(after.loop_syscalls - before.loop_syscalls));
+}
+
+// Many small concurrent requests from many threads: the slot limit holds them back
+// (bounded in flight), nothing is lost or mixed up.
+TEST_F(EngineTest, ManySmallConcurrentRequests) {
+  Fh f;
+  ASSERT_EQ(engine_->create(cred_, dir_, "small", 0644, true, &f, nullptr), 0);
+  const int threads = 16, per = 200;
+  std::vector<char> data(threads * per * 64);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = pattern(77, i);
+  std::vector<int> bad(threads);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < per; ++i) {
+        size_t off = (static_cast<size_t>(i) * threads + t) * 64;
+        if (engine_->write(cred_, f, off, 64, data.data() + off, FILE_SYNC, nullptr) != 64) ++bad[t];
+      }
+    });
+  for (auto& th : ts) th.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(bad[t], 0);
+  std::vector<char> back(data.size());
+  ASSERT_EQ(engine_->read(cred_, f, 0, back.size(), back.data()), static_cast<ssize_t>(back.size()));
+  EXPECT_TRUE(back == data);
+}
+
+// Backpressure: with slots=2 and max_inflight_mb=1, 8 threads reading 8 MiB each never have
+// more than 2 requests on a connection nor more than 1 MiB in flight; the data is intact.
+TEST_F(EngineTest, InFlightLimitsHold) {
+  Fh f;
+  const size_t size = 8u << 20;
+  std::vector<char> data(size);
+  for (size_t i = 0; i < size; ++i) data[i] = pattern(5, i);
+  ASSERT_EQ(engine_->create(cred_, dir_, "bounded", 0644, true, &f, nullptr), 0);
+  ASSERT_EQ(engine_->write(cred_, f, 0, size, data.data(), kFileSync, nullptr), static_cast<ssize_t>(size));
+  NfsUrl u = engine_->url();
+  u.slots = 2;
+  u.max_inflight_mb = 1;
+  u.rsize = 256 << 10;
+  std::unique_ptr<Engine> small;
+  std::string why;
+  ASSERT_EQ(Engine::open(u, &small, &why), 0) << why;
+  std::vector<int> bad(8);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 8; ++t)
+    ts.emplace_back([&, t] {
+      std::vector<char> buf(size);
+      if (small->read(cred_, f, 0, size, buf.data()) != static_cast<ssize_t>(size) || buf != data) ++bad[t];
+    });
+  for (auto& th : ts) th.join();
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(bad[t], 0) << t;
+  EngineStats s = small->stats();
+  EXPECT_LE(s.peak_conn_load, 2);
+  EXPECT_GE(s.peak_conn_load, 1);
+  EXPECT_LE(s.peak_inflight_bytes, 1u << 20);
+  EXPECT_GE(s.peak_inflight_bytes, 256u << 10);
+  std::printf("peak per-connection load %d, peak in-flight bytes %llu\n", s.peak_conn_load,
+              static_cast<unsigned long long>(s.peak_inflight_bytes));
+}
+
+}  // namespace
+}  // namespace nfsshim::nfs

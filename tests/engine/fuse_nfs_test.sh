@@ -1,0 +1,122 @@
+#!/bin/bash
+# fuse_nfs_test.sh BUILD_DIR MODE PORT MNT_PORT
+# nfsshim-fuse with an nfs:// SOURCE (the direct NFSv3 engine) against a private
+# nfs-ganesha on 127.0.0.1:PORT/MNT_PORT. MODE:
+#   kafka-native | kafka-java  the Kafka partition-delete pattern through the mount; the
+#                              graveyard on the export is empty afterwards
+#   mem-reader                 FSAL MEM (a removed file vanishes for every holder): a reader
+#                              keeps reading a file another process unlinked through the mount;
+#                              control: the same removal by another client (no graveyard) breaks it
+#   bad-urls                   bad URLs/options/servers: clear error, non-zero exit, nothing mounted
+# Stops everything it started (trap), by PID.
+set -uo pipefail
+build=$1 mode=$2 port=$3 mnt_port=$4
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/ganesha.sh"
+shim=$build/fusefs/nfsshim-fuse
+work=$(mktemp -d /tmp/nfsshim-fuse-nfs.XXXXXX)
+mnt=$work/mnt
+mkdir -p "$mnt"
+shim_pid=
+cleanup() {
+  set +e
+  grep -q " $mnt " /proc/self/mountinfo && fusermount3 -u -z "$mnt"
+  [ -n "$shim_pid" ] && kill "$shim_pid" 2>/dev/null && wait "$shim_pid" 2>/dev/null
+  ganesha_stop "$work/state"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$work/shim.log" ] && tail -20 "$work/shim.log" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+url="nfs://127.0.0.1/export?vers=3&nfsport=$port&mountport=$mnt_port"
+
+mount_nfs() {  # extra query
+  "$shim" "$url$1" "$mnt" -f -o log=file:"$work/shim.log" &
+  shim_pid=$!
+  for i in $(seq 100); do
+    grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && return 0
+    kill -0 "$shim_pid" 2>/dev/null || fail "nfsshim-fuse exited before mounting"
+    sleep 0.05
+  done
+  fail "$mnt did not become a mount"
+}
+unmount_nfs() {
+  fusermount3 -u "$mnt" || fail "fusermount3 -u"
+  # A process that copied our mount namespace meanwhile (unshare -m, e.g. a ganesha started by
+  # a parallel test) keeps the FUSE connection alive after the unmount: then stop the daemon.
+  for i in $(seq 50); do kill -0 "$shim_pid" 2>/dev/null || break; sleep 0.1; done
+  kill "$shim_pid" 2>/dev/null
+  wait "$shim_pid"
+  shim_pid=
+}
+
+case $mode in
+kafka-native|kafka-java)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs "&nconnect=4"
+  NFSSHIM_BUILD=$build bash "$here/../kafka/run_pattern.sh" "${mode#kafka-}" "$mnt" expect-pass ||
+    fail "Kafka pattern (${mode#kafka-}) through an nfs:// mount"
+  unmount_nfs
+  g=$work/export/.graveyard.nfsshim/u$(id -u)
+  [ -d "$g" ] || fail "no graveyard on the export"
+  [ -z "$(ls -A "$g")" ] || fail "graveyard not empty: $(ls -A "$g")"
+  grep -q "direct NFSv3 engine" "$work/shim.log" || fail "not served by the engine"
+  pass "Kafka pattern (${mode#kafka-}) through nfs:// (nconnect=4)"
+  ;;
+mem-reader)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" MEM || fail "ganesha"
+  mount_nfs "&nconnect=2"
+  head -c 2000000 /dev/urandom > "$work/data"
+  reader=$build/tests/engine/mem_reader
+  # The reference hash: the same program over the local copy.
+  touch "$work/go0"
+  want=$("$reader" "$work/data" "$work/ready0" "$work/go0") || fail "mem_reader on the local copy"
+  for f in kept control; do cp "$work/data" "$mnt/$f" || fail "cp into the mount"; done
+  # 1. Unlinked through our mount while held open: the reader reads on.
+  "$reader" "$mnt/kept" "$work/ready1" "$work/go1" > "$work/out1" &
+  r=$!
+  for i in $(seq 200); do [ -e "$work/ready1" ] && break; sleep 0.05; done
+  rm "$mnt/kept" || fail "rm through the mount"
+  [ ! -e "$mnt/kept" ] || fail "name still visible after unlink"
+  touch "$work/go1"
+  wait $r || fail "reader failed after unlink through the mount: $(cat "$work/out1")"
+  [ "$(cat "$work/out1")" = "$want" ] || fail "reader got other bytes: $(cat "$work/out1")"
+  [ "$(ls -A "$mnt")" = control ] || fail "the mount lists: $(ls -A "$mnt")"
+  # 2. Control: the same removal by another NFS client (no graveyard): FSAL MEM drops the
+  #    data at once and the holder fails. Shows that step 1 can fail.
+  "$reader" "$mnt/control" "$work/ready2" "$work/go2" > "$work/out2" &
+  r=$!
+  for i in $(seq 200); do [ -e "$work/ready2" ] && break; sleep 0.05; done
+  "$build/tests/engine/nfs_rm" "$url&nconnect=1" control || fail "nfs_rm"
+  touch "$work/go2"
+  if wait $r && [ "$(cat "$work/out2")" = "$want" ]; then
+    fail "control: the reader survived a removal by another client (test has no teeth)"
+  fi
+  echo "control: reader after a foreign REMOVE: $(cat "$work/out2")"
+  unmount_nfs
+  pass "FSAL MEM: reader keeps reading a file unlinked through the mount"
+  ;;
+bad-urls)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  closed=$((port + 7))  # nothing listens there
+  expect_refused() {  # SOURCE EXPECTED-TEXT
+    local out rc
+    out=$(timeout 60 "$shim" "$1" "$mnt" -f 2>&1); rc=$?
+    [ $rc -ne 0 ] || fail "'$1' was accepted"
+    [ $rc -ne 124 ] || fail "'$1' hung"
+    printf '%s\n' "$out" | grep -qF -- "$2" || fail "'$1': message lacks '$2': $out"
+    grep -q " $mnt " /proc/self/mountinfo && fail "'$1' left a mount"
+    echo "ok: exit $rc: $(printf '%s\n' "$out" | head -1)"
+  }
+  expect_refused "$url&bogus=1" "unknown key 'bogus'"
+  expect_refused "$url&nconnect=0" "'nconnect'"
+  expect_refused "$url&nconnect=99" "'nconnect'"
+  expect_refused "$url&io=kqueue" "'io'"
+  expect_refused "${url/vers=3/vers=4.1}" "not supported yet"
+  expect_refused "nfs://127.0.0.1/export?vers=3&nfsport=$closed&mountport=$closed" "cannot reach the MOUNT service"
+  expect_refused "nfs://127.0.0.1/export?vers=3&nfsport=$closed&mountport=$mnt_port" "cannot connect to the NFS service"
+  expect_refused "nfs://127.0.0.1/no_such_export?vers=3&nfsport=$port&mountport=$mnt_port" "no_such_export"
+  pass "bad URLs and servers refused before mounting"
+  ;;
+*) echo "unknown mode $mode" >&2; exit 2 ;;
+esac

@@ -1,0 +1,85 @@
+#!/bin/bash
+# ganesha.sh: start/stop a private nfs-ganesha (NFSv3 + v4) for the engine tests.
+# Adapted from the nfs-lab recipe; sourced by the test scripts:
+#   ganesha_start STATE EXPORT_DIR PORT MNT_PORT [VFS|MEM]   sets GANESHA_PID
+#   ganesha_stop STATE
+# ganesha and its private rpcbind run in their own mount namespace with a private /run;
+# rpcbind also gets an empty network namespace, so clients must name nfsport/mountport.
+# Everything started is recorded in STATE/*.pid and stopped by PID.
+
+ganesha_start() {
+  local state=$1 export_dir=$2 port=$3 mnt_port=$4 fsal=${5:-VFS}
+  command -v ganesha.nfsd >/dev/null || { echo "ganesha.nfsd missing: apt-get install nfs-ganesha nfs-ganesha-vfs nfs-ganesha-mem" >&2; return 1; }
+  mkdir -p "$state/recovery"
+  state=$(readlink -f "$state")
+  if [ "$fsal" = VFS ]; then mkdir -p "$export_dir"; export_dir=$(readlink -f "$export_dir"); fi
+  local conf=$state/ganesha.conf
+  cat > "$conf" <<CONF
+NFS_CORE_PARAM {
+    Bind_addr = 127.0.0.1;
+    NFS_Port = $port;
+    MNT_Port = $mnt_port;
+    Protocols = 3, 4;
+    Enable_NLM = false;
+    Enable_RQUOTA = false;
+    Enable_UDP = false;
+    mount_path_pseudo = true;
+}
+NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = "$state/recovery"; }
+NFS_KRB5 { Active_krb5 = false; }
+EXPORT {
+    Export_Id = 1;
+    Path = "$export_dir";
+    Pseudo = /export;
+    Protocols = 3, 4;
+    Transports = TCP;
+    Access_Type = RW;
+    Squash = No_Root_Squash;
+    SecType = sys;
+    Attr_Expiration_Time = 0;
+    FSAL { Name = $fsal; }
+}
+LOG { Default_Log_Level = EVENT; }
+CONF
+  # FSAL MEM keeps at most Inode_Size bytes of data per file (2 MiB is its maximum).
+  [ "$fsal" = MEM ] && printf 'MEM {\n    Inode_Size = 2097152;\n}\n' >> "$conf"
+  cat > "$state/inner.sh" <<INNER
+#!/bin/bash
+set -e
+mount -t tmpfs -o mode=0755 nfsshim-engine-run /run
+mkdir -p /run/ganesha /run/rpcbind
+chown _rpc /run/rpcbind 2>/dev/null || true
+unshare --net rpcbind -f </dev/null >"$state/rpcbind.out" 2>&1 &
+echo \$! > "$state/rpcbind.pid"
+for i in \$(seq 100); do [ -S /run/rpcbind.sock ] && break; sleep 0.05; done
+exec ganesha.nfsd -F -f "$conf" -L "$state/ganesha.log" -p "$state/ganesha.pidfile" -N NIV_EVENT
+INNER
+  chmod +x "$state/inner.sh"
+  : > "$state/ganesha.log"
+  unshare --mount --propagation private "$state/inner.sh" </dev/null >"$state/ganesha.stdout" 2>&1 &
+  GANESHA_PID=$!
+  echo "$GANESHA_PID" > "$state/ganesha.pid"
+  local i
+  for i in $(seq 300); do
+    if ! kill -0 "$GANESHA_PID" 2>/dev/null; then break; fi
+    if bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  echo "ganesha did not come up on 127.0.0.1:$port; log:" >&2
+  cat "$state/ganesha.stdout" "$state/ganesha.log" >&2
+  ganesha_stop "$state"
+  return 1
+}
+
+# Stops ganesha (SIGTERM, then SIGKILL) and its rpcbind, by the recorded PIDs.
+ganesha_stop() {
+  local state=$1 f pid i
+  for f in ganesha.pid rpcbind.pid; do
+    [ -s "$state/$f" ] || continue
+    pid=$(cat "$state/$f")
+    kill "$pid" 2>/dev/null || true
+    for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$state/$f"
+  done
+}

@@ -1,0 +1,249 @@
+// engine_bench URL [options]: the direct NFS engine alone (no FUSE), one configuration per
+// run. Phases: seq write of SIZE MiB (UNSTABLE + final COMMIT), seq read of it, random
+// 4 KiB reads. Prints one line per phase:
+//   phase=write MiBps=.. cpu_s_per_GiB=.. rpcs=.. syscalls_per_rpc=.. loop_syscalls_per_rpc=.. peak_rss_MiB=..
+// Syscalls are counted with a perf tracepoint counter (raw_syscalls:sys_enter) over the
+// whole process; "n/a" where perf events are not allowed. See engine_bench.sh for the matrix.
+#include <dirent.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nfsshim/nfs/engine.h"
+
+using namespace nfsshim::nfs;
+
+namespace {
+
+// Counts every syscall of this process: one perf tracepoint counter (raw_syscalls:sys_enter)
+// on the main thread, inherited by the worker threads it starts (their counts are added when
+// they exit, i.e. when a phase joins them), plus one counter per thread already running
+// when add_running_threads() is called (the engine's loop threads, which never exit).
+class SyscallCounter {
+ public:
+  SyscallCounter() {
+    std::ifstream f("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id");
+    if (!(f >> id_)) {
+      std::ifstream g("/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id");
+      if (!(g >> id_)) id_ = -1;
+    }
+    if (id_ >= 0) open_for(0, true);
+  }
+  void add_running_threads() {
+    if (fds_.empty()) return;
+    pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
+    DIR* d = ::opendir("/proc/self/task");
+    if (!d) return;
+    while (struct dirent* de = ::readdir(d)) {
+      pid_t tid = static_cast<pid_t>(std::atoi(de->d_name));
+      if (tid > 0 && tid != self) open_for(tid, false);
+    }
+    ::closedir(d);
+  }
+  bool ok() const { return !fds_.empty(); }
+  uint64_t value() const {
+    uint64_t sum = 0;
+    for (int fd : fds_) {
+      uint64_t v = 0;
+      if (::read(fd, &v, sizeof v) == sizeof v) sum += v;
+    }
+    return sum;
+  }
+
+ private:
+  void open_for(pid_t tid, bool inherit) {
+    struct perf_event_attr a;
+    std::memset(&a, 0, sizeof a);
+    a.type = PERF_TYPE_TRACEPOINT;
+    a.size = sizeof a;
+    a.config = static_cast<uint64_t>(id_);
+    a.inherit = inherit ? 1 : 0;
+    int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, tid, -1, -1, 0));
+    if (fd >= 0) fds_.push_back(fd);
+  }
+  long id_ = -1;
+  std::vector<int> fds_;
+};
+
+double cpu_seconds() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+long peak_rss_mib() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024;
+}
+
+struct Phase {
+  const char* name;
+  std::chrono::steady_clock::time_point t0;
+  double cpu0;
+  uint64_t sys0, rpc0, loop0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s URL [--size MiB] [--chunk KiB] [--depth N] [--rand-ops N] "
+                         "[--rand-depth N] [--phases write,read,rand] [--name FILE]\n", argv[0]);
+    return 2;
+  }
+  std::string url_s = argv[1];
+  size_t size_mib = 1024, chunk_kib = 4096;
+  int depth = 4, rand_ops = 20000, rand_depth = 16;
+  std::string phases = "write,read,rand", name = "engine_bench.dat";
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--size") size_mib = std::stoul(v);
+    else if (k == "--chunk") chunk_kib = std::stoul(v);
+    else if (k == "--depth") depth = std::stoi(v);
+    else if (k == "--rand-ops") rand_ops = std::stoi(v);
+    else if (k == "--rand-depth") rand_depth = std::stoi(v);
+    else if (k == "--phases") phases = v;
+    else if (k == "--name") name = v;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  SyscallCounter sc;  // before the engine's threads exist, so they are counted
+  NfsUrl url;
+  std::string why;
+  if (parse_nfs_url(url_s, &url, &why) < 0) {
+    std::fprintf(stderr, "engine_bench: %s\n", why.c_str());
+    return 2;
+  }
+  std::unique_ptr<Engine> e;
+  if (Engine::open(url, &e, &why) < 0) {
+    std::fprintf(stderr, "engine_bench: %s\n", why.c_str());
+    return 1;
+  }
+  sc.add_running_threads();
+  Cred cred = e->default_cred();
+  const uint64_t size = static_cast<uint64_t>(size_mib) << 20;
+  const size_t chunk = chunk_kib << 10;
+  const uint64_t nchunks = (size + chunk - 1) / chunk;
+
+  auto begin = [&](const char* n) {
+    EngineStats s = e->stats();
+    return Phase{n, std::chrono::steady_clock::now(), cpu_seconds(), sc.value(), s.calls, s.loop_syscalls};
+  };
+  auto end = [&](const Phase& p, uint64_t bytes, uint64_t ops) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.t0).count();
+    double cpu = cpu_seconds() - p.cpu0;
+    EngineStats s = e->stats();
+    uint64_t rpcs = s.calls - p.rpc0;
+    double gib = static_cast<double>(bytes) / (1u << 30);
+    std::printf("phase=%s io=%s nconnect=%d MiBps=%.1f ops_per_s=%.0f cpu_s_per_GiB=%.3f cpu_us_per_op=%.1f rpcs=%llu ",
+                p.name, io_backend_name(e->backend()), url.nconnect, static_cast<double>(bytes) / (1 << 20) / secs,
+                static_cast<double>(ops) / secs, gib > 0 ? cpu / gib : 0.0, cpu * 1e6 / static_cast<double>(ops),
+                static_cast<unsigned long long>(rpcs));
+    if (sc.ok())
+      std::printf("syscalls_per_rpc=%.2f ", static_cast<double>(sc.value() - p.sys0) / static_cast<double>(rpcs));
+    else
+      std::printf("syscalls_per_rpc=n/a ");
+    std::printf("loop_syscalls_per_rpc=%.2f peak_rss_MiB=%ld secs=%.2f\n",
+                static_cast<double>(s.loop_syscalls - p.loop0) / static_cast<double>(rpcs), peak_rss_mib(), secs);
+    std::fflush(stdout);
+  };
+
+  Fh fh;
+  if (phases.find("write") != std::string::npos) {
+    e->remove(cred, e->root(), name);
+    int rv = e->create(cred, e->root(), name, 0644, false, &fh, nullptr);
+    if (rv < 0) {
+      std::fprintf(stderr, "create: %s\n", std::strerror(-rv));
+      return 1;
+    }
+    UnstableWriter w(*e, fh);
+    std::atomic<uint64_t> next{0};
+    std::atomic<int> failed{0};
+    Phase p = begin("write");
+    std::vector<std::thread> ts;
+    for (int t = 0; t < depth; ++t)
+      ts.emplace_back([&] {
+        std::vector<char> buf(chunk, 'w');
+        for (uint64_t i; (i = next.fetch_add(1)) < nchunks;) {
+          uint64_t off = i * chunk;
+          size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, size - off));
+          std::memcpy(buf.data(), &off, sizeof off);
+          if (w.write(cred, off, buf.data(), n) != static_cast<ssize_t>(n)) failed.fetch_add(1);
+        }
+      });
+    for (auto& t : ts) t.join();
+    if (w.commit(cred) != 0) failed.fetch_add(1);
+    end(p, size, nchunks);
+    if (failed.load()) {
+      std::fprintf(stderr, "write phase: %d failures\n", failed.load());
+      return 1;
+    }
+  } else if (e->lookup(cred, e->root(), name, &fh, nullptr) < 0) {
+    std::fprintf(stderr, "lookup %s failed\n", name.c_str());
+    return 1;
+  }
+
+  if (phases.find("read") != std::string::npos) {
+    std::atomic<uint64_t> next{0};
+    std::atomic<int> failed{0};
+    Phase p = begin("read");
+    std::vector<std::thread> ts;
+    for (int t = 0; t < depth; ++t)
+      ts.emplace_back([&] {
+        std::vector<char> buf(chunk);
+        for (uint64_t i; (i = next.fetch_add(1)) < nchunks;) {
+          uint64_t off = i * chunk;
+          size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, size - off));
+          uint64_t tag = 0;
+          if (e->read(cred, fh, off, n, buf.data()) != static_cast<ssize_t>(n)) failed.fetch_add(1);
+          std::memcpy(&tag, buf.data(), sizeof tag);
+          if (tag != off) failed.fetch_add(1);  // the write phase's marker
+        }
+      });
+    for (auto& t : ts) t.join();
+    end(p, size, nchunks);
+    if (failed.load()) {
+      std::fprintf(stderr, "read phase: %d failures\n", failed.load());
+      return 1;
+    }
+  }
+
+  if (phases.find("rand") != std::string::npos) {
+    std::atomic<int> next{0}, failed{0};
+    Phase p = begin("rand4k");
+    std::vector<std::thread> ts;
+    for (int t = 0; t < rand_depth; ++t)
+      ts.emplace_back([&, t] {
+        std::mt19937_64 rng(static_cast<uint64_t>(t) + 1);
+        char buf[4096];
+        while (next.fetch_add(1) < rand_ops) {
+          uint64_t off = (rng() % (size / 4096)) * 4096;
+          if (e->read(cred, fh, off, sizeof buf, buf) != static_cast<ssize_t>(sizeof buf)) failed.fetch_add(1);
+        }
+      });
+    for (auto& t : ts) t.join();
+    end(p, static_cast<uint64_t>(rand_ops) * 4096, static_cast<uint64_t>(rand_ops));
+    if (failed.load()) {
+      std::fprintf(stderr, "rand phase: %d failures\n", failed.load());
+      return 1;
+    }
+  }
+  return 0;
+}
