@@ -5,6 +5,7 @@
 // /dev/fuse and MOUNTPOINT checked, mount, detach, serve. Any failure before the mount
 // prints one line naming the problem and exits 1 with nothing mounted.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -21,6 +22,8 @@
 
 #include "fs.h"
 #include "fuse_api.h"
+#include "nfs/nfs_fs.h"
+#include "loop.h"
 #include "nfsshim/config.h"
 #include "nfsshim/graveyard.h"
 #include "nfsshim/identity.h"
@@ -183,12 +186,14 @@ void set_read_ahead(const Options& opts) {
     SHIM_LOG_WARN("cannot set {} to {}: {}", path, value, errstr(fd.valid() ? errno : fd.get()));
 }
 
-// Multi-threaded by default, libfuse's thread limits: on NFS each request waits for the
-// server, and one thread would serialize every caller. -s (one thread) avoids the hand-off
-// between daemon threads and was faster for a single caller's metadata loop on a 2-vCPU VM
-// (tools/bench/fuse, see fusefs/README.md), which is not the workload this is for.
+// Multi-threaded by default: on NFS each request waits for the server, and one thread
+// would serialize every caller. The adaptive loop (loop.h) keeps one hot thread while
+// requests are quick; libfuse's loop (stall_us=0, clone_fd, max_idle_threads) hands each
+// request to another idle thread.
 int run_loop(fuse_session* se, const Options& opts) {
   if (opts.singlethread) return fuse_session_loop(se);
+  if (opts.stall_us && !opts.clone_fd && !opts.max_idle_threads)
+    return run_adaptive_loop(se, opts.max_threads ? opts.max_threads : 10, opts.stall_us);
 #if FUSE_USE_VERSION >= 312
   fuse_loop_config* cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
@@ -205,7 +210,17 @@ int run_loop(fuse_session* se, const Options& opts) {
 #endif
 }
 
+// The daemon keeps one O_PATH descriptor per inode the kernel knows (fs.h): the usual soft
+// limit of 1024 would make the ~1000th file of a mount fail with EMFILE. Take the hard limit.
+void raise_fd_limit() {
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max) return;
+  rl.rlim_cur = rl.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 int run(int argc, char** argv) {
+  raise_fd_limit();
   Fs fs;
   fuse_args args = FUSE_ARGS_INIT(0, nullptr);
   std::string why;
@@ -236,6 +251,8 @@ int run(int argc, char** argv) {
                                                    : fs.opts.log_target;
   if (!log::init(kProg, target, fs.opts.log_level, &why)) std::fprintf(stderr, "%s: %s\n", kProg, why.c_str());
   for (const auto& e : cfg_errors) SHIM_LOG_WARN("config: {}", e.str());
+  // SOURCE nfs://...: the direct NFS engine serves the mount (fusefs/nfs/).
+  if (nfsfs::is_nfs_source(fs.opts.source)) return nfsfs::run_nfs_mount(fs.opts, &args, kProg);
 
   // Backing calls must create with exactly the mode the kernel sent (it applied the umask).
   ::umask(0);
@@ -268,6 +285,8 @@ int run(int argc, char** argv) {
     fuse_remove_signal_handlers(se);
     return fail("cannot mount on '" + fs.opts.mountpoint + "' (see the message above)");
   }
+  // INIT comes first and its reply resets the readahead: serve it, then raise the readahead.
+  if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");
   set_read_ahead(fs.opts);
   SHIM_LOG_INFO("mounted {} on {} ({}; entry_timeout {}s, attr_timeout {}s, keep_cache {}, "
                 "writeback {})",

@@ -30,6 +30,7 @@ struct RawOptions {
   int noallow_other;
   unsigned max_threads;
   unsigned max_idle_threads;
+  unsigned stall_us;
   unsigned read_ahead_kb;
 };
 
@@ -61,6 +62,7 @@ const struct fuse_opt kSpec[] = {
     RAW_OPT("noallow_other", noallow_other, 1),
     RAW_OPT("max_threads=%u", max_threads, 0),
     RAW_OPT("max_idle_threads=%u", max_idle_threads, 0),
+    RAW_OPT("stall_us=%u", stall_us, 0),
     RAW_OPT("read_ahead_kb=%u", read_ahead_kb, 0),
     FUSE_OPT_KEY("-f", kForeground),
     FUSE_OPT_KEY("foreground", kForeground),
@@ -141,14 +143,13 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   raw.noallow_other = !opts->allow_other;
   raw.max_threads = opts->max_threads;
   raw.max_idle_threads = opts->max_idle_threads;
+  raw.stall_us = opts->stall_us;
   raw.read_ahead_kb = opts->read_ahead_kb;
 
   *out = FUSE_ARGS_INIT(argc, argv);
   // fuse_opt_parse writes the templates into RAW and hands RAW to on_option.
-  if (fuse_opt_parse(out, &raw, kSpec, on_option) != 0) {
-    *why = ctx.why.empty() ? "bad option (see the message above)" : ctx.why;
-    return false;
-  }
+  int rv = fuse_opt_parse(out, &raw, kSpec, on_option);
+  // The strings libfuse copied are ours to free, also when parsing failed later on.
   auto take = [](char*& s, std::string* dst) {
     if (s) *dst = s;
     std::free(s);
@@ -157,6 +158,10 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   take(raw.graveyard, &opts->graveyard);
   take(raw.log_target, &opts->log_target);
   take(raw.log_level, &opts->log_level);
+  if (rv != 0) {
+    *why = ctx.why.empty() ? "bad option (see the message above)" : ctx.why;
+    return false;
+  }
   opts->entry_timeout = raw.entry_timeout;
   opts->attr_timeout = raw.attr_timeout;
   opts->negative_timeout = raw.negative_timeout;
@@ -166,6 +171,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   opts->allow_other = raw.noallow_other == 0;
   opts->max_threads = raw.max_threads;
   opts->max_idle_threads = raw.max_idle_threads;
+  opts->stall_us = raw.stall_us;
   opts->read_ahead_kb = raw.read_ahead_kb;
   if (opts->debug) opts->log_level = "debug";
 
@@ -198,7 +204,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
     *why = "missing MOUNTPOINT";
     return false;
   }
-  opts->source = absolute(opts->source);
+  if (opts->source.rfind("nfs://", 0) != 0) opts->source = absolute(opts->source);  // nfs:// is a URL
   opts->mountpoint = absolute(opts->mountpoint);
   if (opts->allow_other && fuse_opt_add_arg(out, "-oallow_other") != 0) {
     *why = "out of memory";
@@ -240,8 +246,10 @@ void print_usage(const char* prog) {
       "    -o writeback              kernel writeback cache (default off)\n"
       "    -o nosplice               no splice for data (default: splice)\n"
       "    -o noallow_other          only the mounting user sees the mount\n"
-      "    -o max_threads=N          worker threads (default: libfuse's)\n"
-      "    -o max_idle_threads=N     idle worker threads kept (default: libfuse's)\n"
+      "    -o max_threads=N          worker threads (default 10)\n"
+      "    -o max_idle_threads=N     idle worker threads kept (libfuse's loop; default: libfuse's)\n"
+      "    -o stall_us=N             a request running N us with nobody reading starts another\n"
+      "                              thread (default 100); 0: libfuse's multi-threaded loop\n"
       "    -o read_ahead_kb=N        kernel readahead of the mount (default 1024, 0: kernel's)\n"
       "    -o log=stderr|syslog|file:PATH  (default: stderr with -f, syslog otherwise)\n"
       "    -o log_level=LEVEL        trace, debug, info, warn, error (default info)\n"

@@ -32,6 +32,9 @@ struct Options {
   bool allow_other = true;   // every process on the host sees the mount (the point of it)
   unsigned max_threads = 0;  // worker threads (0: libfuse default)
   unsigned max_idle_threads = 0;
+  // Adaptive loop (loop.h): a request running this long with nobody reading adds a reader.
+  // 0: libfuse's multi-threaded loop (also chosen by clone_fd and max_idle_threads).
+  unsigned stall_us = 100;
   unsigned read_ahead_kb = 1024;  // kernel readahead for the mount (0: kernel default)
 
   std::string log_target;  // stderr | syslog | file:PATH; empty: stderr with -f, else syslog

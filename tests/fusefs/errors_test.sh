@@ -30,3 +30,28 @@ out=$($SHIM "$T/back" "$T/mnt" -f 2>&1) && fail "second mount succeeded"
 echo "$out" | grep -q "in use" || fail "unclear message for a mountpoint in use: $out"
 unmount_shim "$T/mnt"
 pass "start-up errors"
+
+# A backing call that hangs (in a stopped bindfs inside SOURCE) holds its own request thread
+# only: the request loop adds a thread after stall_us and others are served (-s fails here).
+mkdir -p "$T/back2/slow" "$T/x"
+echo hi >"$T/back2/file"
+echo slow >"$T/x/f"
+mount_bindfs "$T/x" "$T/back2/slow"
+bpid=$(pgrep -f "^bindfs $T/x " | head -n 1)
+[ -n "$bpid" ] || fail "no bindfs process"
+trap 'kill -CONT "$bpid" 2>/dev/null; cleanup' EXIT
+mount_shim "$T/back2" "$T/mnt"
+# The kernel knows slow/ then: the stuck lookup inside it holds no lock of the root directory
+# (libfuse 3.14 does not turn on parallel lookups in one directory; fusefs/README.md).
+ls "$T/mnt/slow" >/dev/null || fail "ls slow"
+kill -STOP "$bpid"
+timeout 30 cat "$T/mnt/slow/f" >"$T/slow.out" &
+stuck=$!
+sleep 0.5
+kill -0 "$stuck" 2>/dev/null || fail "the read through the stopped bindfs did not wait"
+timeout 10 stat "$T/mnt/file" >/dev/null || fail "a request stuck in the backing filesystem blocked another one"
+kill -CONT "$bpid"
+wait "$stuck" || fail "the stuck read failed after the backing filesystem continued"
+[ "$(cat "$T/slow.out")" = slow ] || fail "the stuck read returned '$(cat "$T/slow.out")'"
+unmount_shim "$T/mnt"
+pass "a hanging backing call blocks only its caller"

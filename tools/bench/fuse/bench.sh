@@ -1,28 +1,37 @@
 #!/bin/bash
 # bench.sh [SIZE_MIB] [FILES] - nfsshim-fuse vs. the backing directory vs. bindfs, in one run.
-#   sequential 1 MiB writes (with a final fsync) and reads of a SIZE_MIB file (default 256),
-#   20000 random 4 KiB reads of it, create/stat/unlink of FILES files (default 10000).
+#   sequential 1 MiB writes (with a final fsync) and reads of a SIZE_MIB file (default 1024,
+#   the issue's 1 GiB), 20000 random 4 KiB reads of it, create/stat/unlink of FILES files
+#   (default 10000).
 # Reads start with cold caches (drop_caches) on every path, so each reads from the disk.
+# The I/O part runs BENCH_IO_ROUNDS (default 3) interleaved rounds and reports medians.
 # The metadata part runs on a tmpfs (mounted for it): on ext4 the cost of a create depends
 # on how many inodes were deleted recently (ext4 recently_deleted() scans), i.e. on which
 # path ran before, which would swamp the difference between the paths.
 # The metadata part runs BENCH_ROUNDS (default 5) interleaved rounds and reports medians.
-# Prints MB/s or ops/s per path, our ratio to direct and to bindfs, and the daemons' CPU
-# seconds per GiB moved (utime+stime from /proc/PID/stat).
+# Prints MB/s or ops/s per path, our ratio to direct and to bindfs (of the medians), the
+# range of those ratios over the rounds, and the daemons' CPU seconds per GiB moved
+# (utime+stime from /proc/PID/stat over every round's write+read).
+# Runs in a private mount namespace: namespaces that other programs create meanwhile (test
+# labs, containers) would otherwise keep copies of our mounts and their daemons alive.
 # Needs root, bindfs, fusermount3, g++. NFSSHIM_BUILD: build dir (default /work/main/build).
 # BENCH_SHIM_OPTS: extra nfsshim-fuse arguments (e.g. "-s" or "-o max_threads=4").
 # BENCH_DIR: where to work (default: a temp dir under /var/tmp, on the disk).
 set -eu
-SIZE=${1:-256}
+[ -n "${NFSSHIM_BENCH_NS:-}" ] || exec env NFSSHIM_BENCH_NS=1 unshare -m --propagation private "$0" "$@"
+SIZE=${1:-1024}
 FILES=${2:-10000}
 ROUNDS=${BENCH_ROUNDS:-5}
+IO_ROUNDS=${BENCH_IO_ROUNDS:-3}
 BUILD=${NFSSHIM_BUILD:-/work/main/build}
 SHIM=$BUILD/fusefs/nfsshim-fuse
 here=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/nfsshim-bench.XXXXXX")
+shim_pid= bind_pid=
 cleanup() {
   fusermount3 -u -z "$T/shim" 2>/dev/null || true
   fusermount3 -u -z "$T/bind" 2>/dev/null || true
+  for p in $shim_pid $bind_pid; do kill "$p" 2>/dev/null || true; done
   umount -l "$T/back/meta" 2>/dev/null || true
   rm -rf "$T"
 }
@@ -45,21 +54,28 @@ cpu() {  # PID -> utime+stime in clock ticks
 }
 pid_of() { case $1 in shim) echo "$shim_pid" ;; bindfs) echo "$bind_pid" ;; *) echo "" ;; esac; }
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-declare -A R
+declare -A R IO
 hz=$(getconf CLK_TCK)
-for ((i = 0; i < ${#dirs[@]}; i += 2)); do
-  name=${dirs[i]} d=${dirs[i + 1]} pid=$(pid_of "${dirs[i]}")
-  c0=$([ -n "$pid" ] && cpu "$pid" || echo 0)
-  drop
-  R[$name.write]=$($B seqwrite "$d/big" "$SIZE")
-  drop
-  R[$name.read]=$($B seqread "$d/big")
-  c1=$([ -n "$pid" ] && cpu "$pid" || echo 0)
-  R[$name.cpu]=$(echo "($c1 - $c0) / $hz / ($SIZE * 2 / 1024)" | bc -l)
-  drop
-  R[$name.rand]=$($B randread "$d/big" 20000)
-  rm -f "$d/big"
+cpu_shim=0 cpu_bind=0
+# I/O: IO_ROUNDS rounds, the three paths interleaved in each, the median per path.
+for ((r = 0; r < IO_ROUNDS; r++)); do
+  for ((i = 0; i < ${#dirs[@]}; i += 2)); do
+    name=${dirs[i]} d=${dirs[i + 1]} pid=$(pid_of "${dirs[i]}")
+    c0=$([ -n "$pid" ] && cpu "$pid" || echo 0)
+    drop
+    IO[$name.write]+="$($B seqwrite "$d/big" "$SIZE") "
+    drop
+    IO[$name.read]+="$($B seqread "$d/big") "
+    c1=$([ -n "$pid" ] && cpu "$pid" || echo 0)
+    case $name in shim) cpu_shim=$((cpu_shim + c1 - c0)) ;; bindfs) cpu_bind=$((cpu_bind + c1 - c0)) ;; esac
+    drop
+    IO[$name.rand]+="$($B randread "$d/big" 20000) "
+    rm -f "$d/big"
+  done
 done
+gib=$(echo "$SIZE * 2 * $IO_ROUNDS / 1024" | bc -l)
+R[shim.cpu]=$(echo "$cpu_shim / $hz / $gib" | bc -l)
+R[bindfs.cpu]=$(echo "$cpu_bind / $hz / $gib" | bc -l)
 # Metadata: ROUNDS rounds, the three paths interleaved in each, the median per path. On a
 # small VM single runs of the same path differ by 2-4x (scheduling of the daemon's threads
 # against the caller's); interleaving spreads slow phases over all paths.
@@ -72,9 +88,17 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 median() { printf '%s\n' $1 | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 for key in "${!M[@]}"; do R[$key]=$(median "${M[$key]}"); done
+for key in "${!IO[@]}"; do R[$key]=$(median "${IO[$key]}"); done
+# Range over the rounds of a per-round ratio of rates: ratio_range A_TIMES B_TIMES -> "min-max"
+# of (rate A / rate B) = (time B / time A), round by round.
+ratio_range() {
+  paste <(printf '%s\n' $1) <(printf '%s\n' $2) |
+    awk 'NF == 2 && $1 > 0 { r = $2 / $1; if (n++ == 0 || r < lo) lo = r; if (n == 1 || r > hi) hi = r }
+         END { printf "%.2f-%.2f", lo, hi }'
+}
 
-printf '\nnfsshim-fuse benchmark: %d MiB file, %d files (median of %d rounds), %s, %s\n' "$SIZE" \
-  "$FILES" "$ROUNDS" "$(uname -r)" "${BENCH_SHIM_OPTS:-default options}"
+printf '\nnfsshim-fuse benchmark: %d MiB file (median of %d rounds), %d files (median of %d rounds), %s, %s\n' \
+  "$SIZE" "$IO_ROUNDS" "$FILES" "$ROUNDS" "$(uname -r)" "${BENCH_SHIM_OPTS:-default options}"
 printf '%-22s %12s %12s %12s %10s %10s\n' test direct nfsshim-fuse bindfs shim/direct shim/bindfs
 row() {  # LABEL KEY AMOUNT UNIT: rate = AMOUNT / seconds
   local dr sr br
@@ -92,3 +116,12 @@ row "stat" stat "$FILES" "ops/s"
 row "unlink" unlink "$FILES" "ops/s"
 printf 'daemon CPU seconds per GiB (seq write+read): nfsshim-fuse %.2f, bindfs %.2f\n' \
   "${R[shim.cpu]}" "${R[bindfs.cpu]}"
+echo "ratio ranges over the rounds (shim/direct, shim/bindfs; each round's paths ran back to back):"
+for key in write read rand; do
+  printf '  %-8s %s  %s\n' "$key" "$(ratio_range "${IO[shim.$key]}" "${IO[direct.$key]}")" \
+    "$(ratio_range "${IO[shim.$key]}" "${IO[bindfs.$key]}")"
+done
+for key in create stat unlink; do
+  printf '  %-8s %s  %s\n' "$key" "$(ratio_range "${M[shim.$key]}" "${M[direct.$key]}")" \
+    "$(ratio_range "${M[shim.$key]}" "${M[bindfs.$key]}")"
+done

@@ -1,0 +1,224 @@
+#include "loop.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "nfsshim/log.h"
+
+namespace nfsshim::fuse {
+namespace {
+
+// Lock: Loop::mu (loop_mu_0) guards every field below it. It is never held across a
+// libfuse call that waits (receive, process), only across counter changes.
+struct Loop {
+  fuse_session* se = nullptr;
+  unsigned max_threads = 1;
+  std::chrono::microseconds tick{100};
+  sem_t finish;  // posted once when the loop must end
+
+  std::mutex mu;  // loop_mu_0
+  std::condition_variable parked_cv;
+  std::condition_variable dog_cv;  // the watchdog's tick, and its wake-up after idling
+  std::vector<pthread_t> workers;
+  unsigned readers = 0;  // threads reading requests, or called to and on their way
+  unsigned busy = 0;     // threads processing a request
+  unsigned parked = 0;   // threads waiting in parked_cv
+  unsigned calls = 0;    // parked threads called to read that have not woken yet
+  uint64_t started = 0;  // requests taken so far
+  bool dog_asleep = false;
+  bool stop = false;
+  int error = 0;
+  uint64_t stalls = 0;  // readers added because a request ran long (logged at the end)
+};
+
+void end_loop(Loop& l) {  // with l.mu held
+  if (l.stop) return;
+  l.stop = true;
+  l.parked_cv.notify_all();
+  l.dog_cv.notify_all();
+  ::sem_post(&l.finish);
+}
+
+// Starts FN with the signals libfuse handles blocked, so that they reach the main thread.
+int start_thread(pthread_t* tid, void* (*fn)(void*), Loop* l) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  int rv = pthread_create(tid, nullptr, fn, l);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return -rv;
+}
+
+void* worker(void* arg);
+
+void free_buf(void* buf) { std::free(static_cast<fuse_buf*>(buf)->mem); }
+
+// Puts one more thread on reading: a parked one, else a new one (up to max_threads).
+void add_reader(Loop& l) {  // with l.mu held
+  if (l.parked > l.calls) {
+    ++l.calls;
+    ++l.readers;
+    l.parked_cv.notify_one();
+    return;
+  }
+  if (l.workers.size() >= l.max_threads) return;  // the next thread to finish reads
+  pthread_t tid;
+  int rv = start_thread(&tid, worker, &l);
+  if (rv < 0) {
+    if (log::first_time("fuse:loop-thread"))
+      SHIM_LOG_WARN("cannot start a request thread: {}", std::strerror(-rv));
+    return;
+  }
+  l.workers.push_back(tid);
+  ++l.readers;
+}
+
+void* worker(void* arg) {
+  Loop& l = *static_cast<Loop*>(arg);
+  // Only the wait for a request may be cancelled (at shutdown), as in libfuse's own loop.
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
+  fuse_buf buf{};  // libfuse allocates buf.mem at the first request
+  pthread_cleanup_push(free_buf, &buf);
+  std::unique_lock<std::mutex> lock(l.mu);
+  while (!l.stop && !fuse_session_exited(l.se)) {
+    // This thread is counted in l.readers here.
+    lock.unlock();
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, nullptr);
+    int res = fuse_session_receive_buf(l.se, &buf);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
+    lock.lock();
+    if (res == -EINTR) continue;
+    --l.readers;
+    if (res <= 0 || fuse_session_exited(l.se)) {  // 0: unmounted
+      if (res < 0 && l.error == 0) l.error = res;
+      end_loop(l);
+      break;
+    }
+    ++l.busy;
+    ++l.started;
+    if (l.dog_asleep) {  // the first request after a quiet time
+      l.dog_asleep = false;
+      l.dog_cv.notify_one();
+    }
+    lock.unlock();
+    fuse_session_process_buf(l.se, &buf);
+    lock.lock();
+    --l.busy;
+    if (l.readers > 0) {
+      // Another thread reads already: park, so that one thread stays the hot reader.
+      ++l.parked;
+      l.parked_cv.wait(lock, [&l] { return l.calls > 0 || l.stop; });
+      --l.parked;
+      if (l.stop) break;
+      --l.calls;  // add_reader counted this thread in l.readers
+    } else {
+      ++l.readers;
+    }
+  }
+  lock.unlock();
+  pthread_cleanup_pop(1);  // frees buf.mem
+  return nullptr;
+}
+
+// Every tick while requests come: if requests run and nobody reads, and no request was
+// taken since the last tick (so the running ones have taken a tick at least), adds a
+// reader. Sleeps after kIdleTicks ticks without requests; the next request wakes it.
+void* watchdog(void* arg) {
+  constexpr int kIdleTicks = 100;
+  Loop& l = *static_cast<Loop*>(arg);
+  std::unique_lock<std::mutex> lock(l.mu);
+  uint64_t last_started = l.started;
+  int idle = 0;
+  while (!l.stop) {
+    if (idle >= kIdleTicks) {
+      l.dog_asleep = true;
+      l.dog_cv.wait(lock, [&l] { return !l.dog_asleep || l.stop; });
+      idle = 0;
+      last_started = l.started;
+      continue;
+    }
+    l.dog_cv.wait_for(lock, l.tick);
+    if (l.stop) break;
+    idle = l.busy == 0 && l.started == last_started ? idle + 1 : 0;
+    if (l.readers == 0 && l.busy > 0 && l.started == last_started) {
+      ++l.stalls;
+      add_reader(l);
+    }
+    last_started = l.started;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int serve_init(fuse_session* se) {
+  fuse_buf buf{};
+  int res;
+  do {
+    res = fuse_session_receive_buf(se, &buf);
+  } while (res == -EINTR);
+  if (res > 0) fuse_session_process_buf(se, &buf);
+  std::free(buf.mem);
+  return res < 0 ? res : 0;
+}
+
+int run_adaptive_loop(fuse_session* se, unsigned max_threads, unsigned stall_us) {
+  Loop l;
+  l.se = se;
+  l.max_threads = std::max(1u, max_threads);
+  l.tick = std::chrono::microseconds(std::min(std::max(10u, stall_us), 1000000u));
+  ::sem_init(&l.finish, 0, 0);
+  pthread_t dog;
+  int rv = start_thread(&dog, watchdog, &l);
+  if (rv == 0) {
+    std::lock_guard<std::mutex> lock(l.mu);
+    add_reader(l);
+    if (l.workers.empty()) {
+      rv = -EAGAIN;
+      end_loop(l);
+    }
+  }
+  if (rv < 0 && l.stop) {
+    pthread_join(dog, nullptr);
+  } else if (rv == 0) {
+    // Signals (libfuse's handlers end the session) interrupt the wait here; one that lands
+    // between the check and the wait is seen at the next timeout.
+    while (!fuse_session_exited(se)) {
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_sec += 1;
+      if (::sem_timedwait(&l.finish, &until) == 0) break;
+    }
+    std::vector<pthread_t> threads;
+    {
+      std::lock_guard<std::mutex> lock(l.mu);
+      end_loop(l);
+      threads = l.workers;
+    }
+    // Threads waiting for a request are cancelled; busy ones finish their request first.
+    for (pthread_t t : threads) pthread_cancel(t);
+    for (pthread_t t : threads) pthread_join(t, nullptr);
+    pthread_join(dog, nullptr);
+    SHIM_LOG_INFO("request loop: {} threads, {} stalls over {} us", threads.size(), l.stalls,
+                  l.tick.count());
+    rv = l.error;
+  }
+  ::sem_destroy(&l.finish);
+  return rv;
+}
+
+}  // namespace nfsshim::fuse

@@ -1,0 +1,35 @@
+// The adaptive request loop: one hot thread while requests are quick, more threads as soon
+// as one stalls.
+//
+// Why: the kernel wakes the thread that has waited longest in read(/dev/fuse). With
+// libfuse's multi-threaded loop every idle thread waits there, so a caller doing one
+// request after another (create, stat, unlink in a loop) meets a different, cold thread
+// each time, usually on the other CPU; on a small VM that cost 1.3-2x per request against
+// one thread (fusefs/README.md). One thread alone would serialize every caller behind a
+// slow request (an NFS round trip, an fsync).
+//
+// How: normally exactly one thread reads requests. It processes what it read itself and
+// goes back to reading; threads that find another thread already reading park. A watchdog
+// thread ticks every STALL_US while requests come (it sleeps when they stop): if requests
+// are running, nobody reads and no request was taken for a whole tick, it wakes a parked
+// thread (or starts one, up to MAX_THREADS) to read the next requests. A request stuck in
+// the backing filesystem thus delays the others by at most about two ticks. That is the Go
+// runtime's answer to blocking system calls (sysmon hands the processor to another thread
+// after 20 us to 10 ms), applied to FUSE requests. A timer armed per request (timerfd) cost
+// 4 us per request on the test VM (~15% of a FUSE round trip); the tick costs one wake-up
+// per STALL_US while requests come and nothing per request.
+#pragma once
+
+#include "fuse_api.h"
+
+namespace nfsshim::fuse {
+
+// Serves SE until the session exits (unmount, or a signal through libfuse's handlers).
+// Returns 0, or -errno if no thread could be started.
+int run_adaptive_loop(fuse_session* se, unsigned max_threads, unsigned stall_us);
+
+// Serves the first request of a new mount, INIT (0 or -errno). The kernel sets the mount's
+// readahead from the INIT reply, so a larger readahead can only be set after it.
+int serve_init(fuse_session* se);
+
+}  // namespace nfsshim::fuse

@@ -1,0 +1,70 @@
+// The FUSE backend over the direct NFS engine (SOURCE = nfs://...): inodes are file handles,
+// every operation is an NFSv3 call made with the FUSE caller's identity, and a file unlinked
+// (or renamed over) while open through the mount is renamed into the graveyard on the export
+// (/.graveyard.nfsshim/u<uid>, hidden from the mount) and removed at its last release.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "fuse_api.h"
+#include "nfsshim/nfs/engine.h"
+#include "options.h"
+
+namespace nfsshim::fuse::nfsfs {
+
+// One file or directory the kernel knows (nlookup) or has open (nopen).
+struct Node {
+  explicit Node(uint64_t i, nfs::Fh f) : ino(i), fh(std::move(f)) {}
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  const uint64_t ino;
+  const nfs::Fh fh;
+  std::mutex mu;                               // node_mu_1: the fields below
+  uint64_t nlookup = 0;
+  int nopen = 0;
+  std::string buried;                          // graveyard entry name while buried
+  std::shared_ptr<nfs::UnstableWriter> writer; // UNSTABLE data since the last COMMIT
+};
+
+// ino <-> file handle. Node ids are our own counter (never reused), st_ino is the fileid.
+class NodeTable {
+ public:
+  explicit NodeTable(const nfs::Fh& root);
+  std::shared_ptr<Node> get(uint64_t ino);
+  // The one lookup-count entry point: the node for FH (created if new), nlookup += 1.
+  std::shared_ptr<Node> remember(const nfs::Fh& fh);
+  std::shared_ptr<Node> find(const nfs::Fh& fh);  // no count change; null if unknown
+  void forget(uint64_t ino, uint64_t n);
+  void maybe_drop(const std::shared_ptr<Node>& n);  // after nopen reached 0
+
+ private:
+  std::mutex mu_;  // table_mu_0: taken before no other lock; Node::mu after it
+  std::unordered_map<uint64_t, std::shared_ptr<Node>> by_ino_;
+  std::unordered_map<std::string, uint64_t> by_fh_;
+  uint64_t next_ = FUSE_ROOT_ID + 1;
+};
+
+struct NfsFs {
+  Options opts;
+  std::unique_ptr<nfs::Engine> engine;
+  std::unique_ptr<NodeTable> nodes;
+  std::string graveyard_name;  // in the export root
+  nfs::Fh graveyard;           // .../u<uid>
+  std::mutex bury_mu;          // bury_mu_2: sequence numbers
+  uint64_t bury_seq = 0;
+};
+
+bool is_nfs_source(const std::string& source);
+// Runs nfsshim-fuse for an nfs:// SOURCE: opens the engine (errors before anything is
+// mounted), mounts, serves. Returns the process exit status.
+int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog);
+fuse_lowlevel_ops make_nfs_ops();
+// Graveyard (nfs_graveyard.cc).
+int open_graveyard(NfsFs& fs, std::string* why);
+int bury(NfsFs& fs, const nfs::Fh& dir, const std::string& name, std::string* entry);
+
+}  // namespace nfsshim::fuse::nfsfs

@@ -1,0 +1,103 @@
+// nfsshim-fuse nfs://HOST/EXPORT?... MOUNTPOINT: start-up of the engine-backed mount. Every
+// failure before the mount (bad URL, server unreachable, unknown export, graveyard) prints
+// one line naming the problem and exits 1 with nothing mounted.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "nfs/nfs_fs.h"
+#include "nfsshim/log.h"
+
+namespace nfsshim::fuse::nfsfs {
+namespace {
+
+int fail(const char* prog, const std::string& msg) {
+  std::fprintf(stderr, "%s: %s\n", prog, msg.c_str());
+  SHIM_LOG_ERROR("{}", msg);
+  return 1;
+}
+
+int open_engine(NfsFs& fs, const nfs::NfsUrl& url, std::string* why) {
+  int rv = nfs::Engine::open(url, &fs.engine, why);
+  if (rv < 0) return rv;
+  return open_graveyard(fs, why);
+}
+
+int loop(fuse_session* se, const Options& opts) {
+  if (opts.singlethread) return fuse_session_loop(se);
+#if FUSE_USE_VERSION >= 312
+  fuse_loop_config* cfg = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
+  if (opts.max_idle_threads) fuse_loop_cfg_set_idle_threads(cfg, opts.max_idle_threads);
+  if (opts.max_threads) fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
+  int rv = fuse_session_loop_mt(se, cfg);
+  fuse_loop_cfg_destroy(cfg);
+  return rv;
+#else
+  fuse_loop_config cfg{};
+  cfg.clone_fd = opts.clone_fd;
+  cfg.max_idle_threads = opts.max_idle_threads ? opts.max_idle_threads : 10;
+  return fuse_session_loop_mt(se, &cfg);
+#endif
+}
+
+}  // namespace
+
+int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
+  nfs::NfsUrl url;
+  std::string why;
+  if (nfs::parse_nfs_url(opts.source, &url, &why) < 0) return fail(prog, "SOURCE: " + why);
+  NfsFs fs;
+  fs.opts = opts;
+  fs.graveyard_name = ".graveyard.nfsshim";
+  if (!opts.graveyard.empty()) {
+    if (opts.graveyard.find('/') != std::string::npos)
+      return fail(prog, "graveyard=" + opts.graveyard + ": with an nfs:// SOURCE it is a name in the export root");
+    fs.graveyard_name = opts.graveyard;
+  }
+  if (open_engine(fs, url, &why) < 0) return fail(prog, opts.source + ": " + why);
+  fs.nodes = std::make_unique<NodeTable>(fs.engine->root());
+
+  struct stat st;
+  if (::stat(opts.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return fail(prog, "MOUNTPOINT '" + opts.mountpoint + "' is not a directory");
+  const fuse_lowlevel_ops ops = make_nfs_ops();
+  fuse_session* se = fuse_session_new(args, &ops, sizeof ops, &fs);
+  if (!se) return fail(prog, "invalid options (see the message above)");
+  if (fuse_set_signal_handlers(se) != 0) {
+    fuse_session_destroy(se);
+    return fail(prog, "cannot install signal handlers");
+  }
+  if (fuse_session_mount(se, opts.mountpoint.c_str()) != 0) {
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    return fail(prog, "cannot mount on '" + opts.mountpoint + "' (see the message above)");
+  }
+  SHIM_LOG_INFO("mounted {} on {} (direct NFSv3 engine, {} connections, {})", opts.source, opts.mountpoint,
+                url.nconnect, nfs::io_backend_name(fs.engine->backend()));
+  int rv = 0;
+  if (!opts.foreground) {
+    // The engine's loop threads do not survive fork: stop them and start again in the child.
+    fs.engine.reset();
+    if (fuse_daemonize(0) != 0 || open_engine(fs, url, &why) < 0) {
+      SHIM_LOG_ERROR("after detaching: {}", why);
+      rv = 1;
+    }
+  }
+  if (rv == 0) {
+    rv = loop(se, opts);
+    SHIM_LOG_INFO("unmounting {} (loop ended: {})", opts.mountpoint, rv);
+    if (rv == SIGTERM || rv == SIGINT || rv == SIGHUP) rv = 0;
+  }
+  fuse_session_unmount(se);
+  fuse_remove_signal_handlers(se);
+  fuse_session_destroy(se);
+  // Files still buried at unmount (no release came): the reaper of the next start removes
+  // them, since this process is then gone.
+  return rv == 0 ? 0 : 1;
+}
+
+}  // namespace nfsshim::fuse::nfsfs

@@ -1,0 +1,602 @@
+// FUSE low-level operations over the engine. Every op: take the caller's identity, make the
+// NFSv3 calls, reply once. Errors from the engine are -errno; replies take +errno.
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+
+#include <cstring>
+#include <vector>
+
+#include <nfsc/libnfs-raw-nfs.h>
+
+#include "nfs/nfs_fs.h"
+#include "nfsshim/log.h"
+
+namespace nfsshim::fuse::nfsfs {
+namespace {
+
+NfsFs& fs_of(fuse_req_t req) { return *static_cast<NfsFs*>(fuse_req_userdata(req)); }
+
+// AUTH_SYS identity of the request: the caller's, unless the URL fixed one. Supplementary
+// groups cost a /proc read, so only metadata ops (WITH_GROUPS) fetch them.
+nfs::Cred cred_of(fuse_req_t req, bool with_groups = true) {
+  NfsFs& fs = fs_of(req);
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  nfs::Cred c;
+  c.uid = fs.engine->url().uid >= 0 ? static_cast<uint32_t>(fs.engine->url().uid) : ctx->uid;
+  c.gid = fs.engine->url().gid >= 0 ? static_cast<uint32_t>(fs.engine->url().gid) : ctx->gid;
+  if (with_groups && fs.engine->url().uid < 0) {
+    gid_t groups[16];
+    int n = fuse_req_getgroups(req, 16, groups);
+    for (int i = 0; i < n && i < 16; ++i) c.groups.push_back(groups[i]);
+  }
+  return c;
+}
+
+void to_stat(const nfs::Attr& a, struct stat* st) {
+  std::memset(st, 0, sizeof *st);
+  st->st_ino = a.fileid;
+  st->st_mode = a.st_mode();
+  st->st_nlink = a.nlink;
+  st->st_uid = a.uid;
+  st->st_gid = a.gid;
+  st->st_size = static_cast<off_t>(a.size);
+  st->st_blocks = static_cast<blkcnt_t>((a.used + 511) / 512);
+  st->st_blksize = 1 << 20;
+  st->st_rdev = makedev(a.rdev_major, a.rdev_minor);
+  st->st_atim = a.atime;
+  st->st_mtim = a.mtime;
+  st->st_ctim = a.ctime;
+}
+
+std::shared_ptr<Node> node(fuse_req_t req, fuse_ino_t ino) {
+  auto n = fs_of(req).nodes->get(ino);
+  if (!n) SHIM_LOG_ERROR("[ino {}] unknown inode", ino);
+  return n;
+}
+
+bool hidden(fuse_ino_t parent, const char* name, const NfsFs& fs) {
+  return parent == FUSE_ROOT_ID && fs.graveyard_name == name;
+}
+
+void reply_entry(fuse_req_t req, const nfs::Fh& fh, const nfs::Attr& a) {
+  NfsFs& fs = fs_of(req);
+  auto n = fs.nodes->remember(fh);
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof e);
+  e.ino = n->ino;
+  to_stat(a, &e.attr);
+  e.attr_timeout = fs.opts.attr_timeout;
+  e.entry_timeout = fs.opts.entry_timeout;
+  if (fuse_reply_entry(req, &e) == -ENOENT) fs.nodes->forget(n->ino, 1);  // interrupted
+}
+
+#define NODE_OR_FAIL(n, req, ino)   \
+  auto n = node(req, ino);          \
+  if (!n) {                         \
+    fuse_reply_err(req, ESTALE);    \
+    return;                         \
+  }
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
+  NfsFs& fs = fs_of(req);
+  if (hidden(parent, name, fs)) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  NODE_OR_FAIL(p, req, parent);
+  nfs::Fh fh;
+  nfs::Attr a;
+  int rv = fs.engine->lookup(cred_of(req), p->fh, name, &fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  reply_entry(req, fh, a);
+}
+
+void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) noexcept {
+  fs_of(req).nodes->forget(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) noexcept {
+  for (size_t i = 0; i < count; ++i) fs_of(req).nodes->forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  nfs::Attr a;
+  int rv = fs_of(req).engine->getattr(cred_of(req, false), n->fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  struct stat st;
+  to_stat(a, &st);
+  fuse_reply_attr(req, &st, fs_of(req).opts.attr_timeout);
+}
+
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  NfsFs& fs = fs_of(req);
+  nfs::Cred c = cred_of(req);
+  nfs::SetAttr sa;
+  sa.set_mode = to_set & FUSE_SET_ATTR_MODE;
+  sa.mode = attr->st_mode & 07777;
+  sa.set_uid = to_set & FUSE_SET_ATTR_UID;
+  sa.uid = attr->st_uid;
+  sa.set_gid = to_set & FUSE_SET_ATTR_GID;
+  sa.gid = attr->st_gid;
+  sa.set_size = to_set & FUSE_SET_ATTR_SIZE;
+  sa.size = static_cast<uint64_t>(attr->st_size);
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) sa.atime = nfs::SetAttr::Time::kServerNow;
+  else if (to_set & FUSE_SET_ATTR_ATIME) sa.atime = nfs::SetAttr::Time::kClient;
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) sa.mtime = nfs::SetAttr::Time::kServerNow;
+  else if (to_set & FUSE_SET_ATTR_MTIME) sa.mtime = nfs::SetAttr::Time::kClient;
+  sa.atime_val = attr->st_atim;
+  sa.mtime_val = attr->st_mtim;
+  if (sa.set_size) {
+    // Unstable data below the new size must not come back after the truncate via a resend.
+    std::shared_ptr<nfs::UnstableWriter> w;
+    {
+      std::lock_guard<std::mutex> g(n->mu);
+      w = n->writer;
+    }
+    if (w) w->commit(c);
+  }
+  int rv = fs.engine->setattr(c, n->fh, sa, nullptr);
+  nfs::Attr a;
+  if (rv == 0) rv = fs.engine->getattr(c, n->fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  struct stat st;
+  to_stat(a, &st);
+  fuse_reply_attr(req, &st, fs.opts.attr_timeout);
+}
+
+void op_readlink(fuse_req_t req, fuse_ino_t ino) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  std::string target;
+  int rv = fs_of(req).engine->readlink(cred_of(req), n->fh, &target);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  fuse_reply_readlink(req, target.c_str());
+}
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) noexcept {
+  NfsFs& fs = fs_of(req);
+  if (hidden(parent, name, fs)) {
+    fuse_reply_err(req, EEXIST);
+    return;
+  }
+  NODE_OR_FAIL(p, req, parent);
+  nfs::Fh fh;
+  nfs::Attr a;
+  int rv = fs.engine->mkdir(cred_of(req), p->fh, name, mode & 07777, &fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  reply_entry(req, fh, a);
+}
+
+void op_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) noexcept {
+  NfsFs& fs = fs_of(req);
+  if (hidden(parent, name, fs)) {
+    fuse_reply_err(req, EEXIST);
+    return;
+  }
+  NODE_OR_FAIL(p, req, parent);
+  nfs::Fh fh;
+  nfs::Attr a;
+  int rv = fs.engine->symlink(cred_of(req), p->fh, name, link, &fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  reply_entry(req, fh, a);
+}
+
+void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) noexcept {
+  NfsFs& fs = fs_of(req);
+  if (hidden(newparent, newname, fs)) {
+    fuse_reply_err(req, EEXIST);
+    return;
+  }
+  NODE_OR_FAIL(n, req, ino);
+  NODE_OR_FAIL(p, req, newparent);
+  nfs::Cred c = cred_of(req);
+  int rv = fs.engine->link(c, n->fh, p->fh, newname);
+  nfs::Attr a;
+  if (rv == 0) rv = fs.engine->getattr(c, n->fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  reply_entry(req, n->fh, a);
+}
+
+// True if FH is a regular file with one name that is open through the mount: removing that
+// name must keep the data for the holders (bury instead).
+bool held_open(NfsFs& fs, const nfs::Fh& fh, const nfs::Attr& a) {
+  if (a.type != NF3REG || a.nlink > 1) return false;
+  auto n = fs.nodes->find(fh);
+  if (!n) return false;
+  std::lock_guard<std::mutex> g(n->mu);
+  return n->nopen > 0 && n->buried.empty();
+}
+
+// Buries DIR/NAME if it is held open; returns 1 if buried, 0 if not held, -errno.
+int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) {
+  nfs::Fh fh;
+  nfs::Attr a;
+  int rv = fs.engine->lookup(c, dir, name, &fh, &a);
+  if (rv < 0) return rv == -ENOENT ? 0 : rv;
+  if (!held_open(fs, fh, a)) return 0;
+  std::string entry;
+  rv = bury(fs, dir, name, &entry);
+  if (rv < 0) return rv;
+  auto n = fs.nodes->find(fh);
+  bool remove_now = false;
+  if (n) {
+    std::lock_guard<std::mutex> g(n->mu);
+    if (n->nopen > 0) n->buried = entry;
+    else remove_now = true;  // closed while we renamed it
+  } else {
+    remove_now = true;
+  }
+  if (remove_now) fs.engine->remove(fs.engine->default_cred(), fs.graveyard, entry);
+  SHIM_LOG_DEBUG("buried {} as {}", name, entry);
+  return 1;
+}
+
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
+  NfsFs& fs = fs_of(req);
+  if (hidden(parent, name, fs)) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  NODE_OR_FAIL(p, req, parent);
+  nfs::Cred c = cred_of(req);
+  int rv = bury_if_held(fs, c, p->fh, name);
+  if (rv == 0) rv = fs.engine->remove(c, p->fh, name);
+  fuse_reply_err(req, rv < 0 ? -rv : 0);
+}
+
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
+  NfsFs& fs = fs_of(req);
+  if (hidden(parent, name, fs)) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  NODE_OR_FAIL(p, req, parent);
+  int rv = fs.engine->rmdir(cred_of(req), p->fh, name);
+  fuse_reply_err(req, -rv);
+}
+
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+               unsigned int flags) noexcept {
+  NfsFs& fs = fs_of(req);
+  if (hidden(parent, name, fs) || hidden(newparent, newname, fs)) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  if (flags & ~RENAME_NOREPLACE) {  // RENAME_EXCHANGE, RENAME_WHITEOUT: not in NFSv3
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  NODE_OR_FAIL(p, req, parent);
+  NODE_OR_FAIL(np, req, newparent);
+  nfs::Cred c = cred_of(req);
+  if (flags & RENAME_NOREPLACE) {
+    int rv = fs.engine->lookup(c, np->fh, newname, nullptr, nullptr);
+    if (rv != -ENOENT) {
+      fuse_reply_err(req, rv == 0 ? EEXIST : -rv);
+      return;
+    }
+  } else {
+    // A target that is held open keeps its data for the holders.
+    int rv = bury_if_held(fs, c, np->fh, newname);
+    if (rv < 0) {
+      fuse_reply_err(req, -rv);
+      return;
+    }
+  }
+  int rv = fs.engine->rename(c, p->fh, name, np->fh, newname);
+  fuse_reply_err(req, -rv);
+}
+
+void start_open(const std::shared_ptr<Node>& n, NfsFs& fs, int flags) {
+  std::lock_guard<std::mutex> g(n->mu);
+  ++n->nopen;
+  if ((flags & O_ACCMODE) != O_RDONLY && !n->writer)
+    n->writer = std::make_shared<nfs::UnstableWriter>(*fs.engine, n->fh);
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  NfsFs& fs = fs_of(req);
+  // Close-to-open: fresh attributes at every open; the page cache is dropped (keep_cache 0).
+  nfs::Attr a;
+  int rv = fs.engine->getattr(cred_of(req, false), n->fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  start_open(n, fs, fi->flags);
+  fi->keep_cache = 0;
+  if (fuse_reply_open(req, fi) == -ENOENT) {
+    std::lock_guard<std::mutex> g(n->mu);
+    --n->nopen;
+  }
+}
+
+void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) noexcept {
+  NfsFs& fs = fs_of(req);
+  if (hidden(parent, name, fs)) {
+    fuse_reply_err(req, EEXIST);
+    return;
+  }
+  NODE_OR_FAIL(p, req, parent);
+  nfs::Fh fh;
+  nfs::Attr a;
+  int rv = fs.engine->create(cred_of(req), p->fh, name, mode & 07777, (fi->flags & O_EXCL) != 0, &fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  auto n = fs.nodes->remember(fh);
+  start_open(n, fs, fi->flags);
+  fuse_entry_param e;
+  std::memset(&e, 0, sizeof e);
+  e.ino = n->ino;
+  to_stat(a, &e.attr);
+  e.attr_timeout = fs.opts.attr_timeout;
+  e.entry_timeout = fs.opts.entry_timeout;
+  fi->keep_cache = 0;
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+    {
+      std::lock_guard<std::mutex> g(n->mu);
+      --n->nopen;
+    }
+    fs.nodes->forget(n->ino, 1);
+  }
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  thread_local std::vector<char> buf;
+  if (buf.size() < size) buf.resize(size);
+  ssize_t rv = fs_of(req).engine->read(cred_of(req, false), n->fh, static_cast<uint64_t>(off), size, buf.data());
+  if (rv < 0) {
+    fuse_reply_err(req, static_cast<int>(-rv));
+    return;
+  }
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(rv));
+}
+
+void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info*) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  std::shared_ptr<nfs::UnstableWriter> w;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    w = n->writer;
+  }
+  if (!w) {
+    fuse_reply_err(req, EBADF);
+    return;
+  }
+  ssize_t rv = w->write(cred_of(req, false), static_cast<uint64_t>(off), buf, size);
+  if (rv < 0) {
+    fuse_reply_err(req, static_cast<int>(-rv));
+    return;
+  }
+  fuse_reply_write(req, static_cast<size_t>(rv));
+}
+
+int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n) {
+  std::shared_ptr<nfs::UnstableWriter> w;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    w = n->writer;
+  }
+  return w ? w->commit(cred_of(req, false)) : 0;
+}
+
+void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  fuse_reply_err(req, -commit_node(req, n));  // close-to-open: stable on the server at close
+}
+
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  fuse_reply_err(req, -commit_node(req, n));
+}
+
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  NfsFs& fs = fs_of(req);
+  commit_node(req, n);
+  std::string buried;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    if (--n->nopen == 0) {
+      n->writer.reset();
+      buried.swap(n->buried);
+    }
+  }
+  if (!buried.empty()) {
+    int rv = fs.engine->remove(fs.engine->default_cred(), fs.graveyard, buried);
+    if (rv < 0) SHIM_LOG_WARN("[ino {}] removing graveyard entry {}: {}", ino, buried, std::strerror(-rv));
+  }
+  fs.nodes->maybe_drop(n);
+  fuse_reply_err(req, 0);
+}
+
+struct DirHandle {
+  std::vector<nfs::DirEntry> entries;
+};
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  NfsFs& fs = fs_of(req);
+  auto* d = new (std::nothrow) DirHandle;
+  if (!d) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  int rv = fs.engine->readdirplus(cred_of(req), n->fh, &d->entries);
+  if (rv < 0) {
+    delete d;
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  if (ino == FUSE_ROOT_ID) {
+    auto& v = d->entries;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].name == fs.graveyard_name) v.erase(v.begin() + static_cast<long>(i--));
+  }
+  fi->fh = reinterpret_cast<uint64_t>(d);
+  if (fuse_reply_open(req, fi) == -ENOENT) delete d;
+}
+
+void do_readdir(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool plus) {
+  NfsFs& fs = fs_of(req);
+  auto* d = reinterpret_cast<DirHandle*>(fi->fh);
+  std::vector<char> buf(size);
+  size_t used = 0;
+  for (size_t i = static_cast<size_t>(off); i < d->entries.size(); ++i) {
+    const nfs::DirEntry& de = d->entries[i];
+    bool dot = de.name == "." || de.name == "..";
+    size_t left = size - used;
+    size_t len;
+    if (plus && !dot && de.has_fh && de.has_attr) {
+      auto n = fs.nodes->remember(de.fh);
+      fuse_entry_param e;
+      std::memset(&e, 0, sizeof e);
+      e.ino = n->ino;
+      to_stat(de.attr, &e.attr);
+      e.attr_timeout = fs.opts.attr_timeout;
+      e.entry_timeout = fs.opts.entry_timeout;
+      len = fuse_add_direntry_plus(req, buf.data() + used, left, de.name.c_str(), &e, static_cast<off_t>(i + 1));
+      if (len > left) {  // did not fit: the kernel never sees this entry, so no lookup count
+        fs.nodes->forget(n->ino, 1);
+        break;
+      }
+    } else if (plus) {
+      fuse_entry_param e;  // no inode for the kernel (ino 0): ".", "..", or no handle sent
+      std::memset(&e, 0, sizeof e);
+      e.attr.st_ino = de.fileid;
+      e.attr.st_mode = de.has_attr ? de.attr.st_mode() : 0;
+      len = fuse_add_direntry_plus(req, buf.data() + used, left, de.name.c_str(), &e, static_cast<off_t>(i + 1));
+      if (len > left) break;
+    } else {
+      struct stat st;
+      std::memset(&st, 0, sizeof st);
+      st.st_ino = de.fileid;
+      st.st_mode = de.has_attr ? de.attr.st_mode() : 0;
+      len = fuse_add_direntry(req, buf.data() + used, left, de.name.c_str(), &st, static_cast<off_t>(i + 1));
+      if (len > left) break;
+    }
+    used += len;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) noexcept {
+  do_readdir(req, size, off, fi, false);
+}
+
+void op_readdirplus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) noexcept {
+  do_readdir(req, size, off, fi, true);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) noexcept {
+  delete reinterpret_cast<DirHandle*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t) noexcept {
+  NfsFs& fs = fs_of(req);
+  nfs::FsStat s;
+  int rv = fs.engine->fsstat(cred_of(req, false), fs.engine->root(), &s);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  struct statvfs v;
+  std::memset(&v, 0, sizeof v);
+  v.f_bsize = v.f_frsize = 4096;
+  v.f_blocks = s.tbytes / 4096;
+  v.f_bfree = s.fbytes / 4096;
+  v.f_bavail = s.abytes / 4096;
+  v.f_files = s.tfiles;
+  v.f_ffree = s.ffiles;
+  v.f_favail = s.afiles;
+  v.f_namemax = 255;
+  fuse_reply_statfs(req, &v);
+}
+
+void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t) noexcept {
+  if (!S_ISREG(mode)) {  // devices, fifos, sockets: not needed by brokers
+    fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
+  NfsFs& fs = fs_of(req);
+  if (hidden(parent, name, fs)) {
+    fuse_reply_err(req, EEXIST);
+    return;
+  }
+  NODE_OR_FAIL(p, req, parent);
+  nfs::Fh fh;
+  nfs::Attr a;
+  int rv = fs.engine->create(cred_of(req), p->fh, name, mode & 07777, true, &fh, &a);
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  reply_entry(req, fh, a);
+}
+
+}  // namespace
+
+bool is_nfs_source(const std::string& source) { return source.rfind("nfs://", 0) == 0; }
+
+fuse_lowlevel_ops make_nfs_ops() {
+  fuse_lowlevel_ops ops;
+  std::memset(&ops, 0, sizeof ops);
+  ops.lookup = op_lookup;
+  ops.forget = op_forget;
+  ops.forget_multi = op_forget_multi;
+  ops.getattr = op_getattr;
+  ops.setattr = op_setattr;
+  ops.readlink = op_readlink;
+  ops.mknod = op_mknod;
+  ops.mkdir = op_mkdir;
+  ops.symlink = op_symlink;
+  ops.link = op_link;
+  ops.unlink = op_unlink;
+  ops.rmdir = op_rmdir;
+  ops.rename = op_rename;
+  ops.open = op_open;
+  ops.create = op_create;
+  ops.read = op_read;
+  ops.write = op_write;
+  ops.flush = op_flush;
+  ops.fsync = op_fsync;
+  ops.release = op_release;
+  ops.opendir = op_opendir;
+  ops.readdir = op_readdir;
+  ops.readdirplus = op_readdirplus;
+  ops.releasedir = op_releasedir;
+  ops.statfs = op_statfs;
+  return ops;
+}
+
+}  // namespace nfsshim::fuse::nfsfs
