@@ -12,6 +12,7 @@ pkgs=(
   prometheus   # promtool, to check `nfsshim stat --prometheus`
   rpm rpm2cpio cpio rpmlint   # tests/packaging: rpmbuild of the EL8 spec, rpmlint
   debhelper dpkg-dev fakeroot lintian systemd   # tests/packaging: .deb build, lintian, systemd-analyze
+  clang libclang-rt-14-dev gnuplot-nox   # tests/fuzz (libFuzzer, tools/dev/fuzz.sh), tools/bench/report.sh plots
 )
 missing=()
 for p in "${pkgs[@]}"; do

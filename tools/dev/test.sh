@@ -4,6 +4,7 @@
 # runs every test, then the sanitizer builds (ASan+UBSan, TSan) on the tests that run
 # our code in-process, and stops everything it started. Needs root.
 #   NFSSHIM_SKIP_SANITIZERS=1  skip the two sanitizer builds (quick local runs)
+#   NFSSHIM_SKIP_FUZZ=1        skip the fuzz smoke run (tools/dev/fuzz.sh 20: clang build, 20 s per target)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -44,6 +45,10 @@ if [ "${NFSSHIM_SKIP_SANITIZERS:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run "ASan+UBSan" build-asan -L _san
   build build-tsan -DNFSSHIM_SANITIZE=thread
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run "TSan" build-tsan -L _san
+fi
+
+if [ "${NFSSHIM_SKIP_FUZZ:-0}" != 1 ]; then
+  if "$root/tools/dev/fuzz.sh" 20; then summary+=("fuzz: ok"); else summary+=("fuzz: FAILED"); status=1; fi
 fi
 
 echo "=== summary"
