@@ -1,0 +1,357 @@
+#!/bin/bash
+# torture.sh [--minutes N] [--phases LIST] [--no-shim]
+# The torture suite (see README.md): a Kafka-like load, faults, symlink races, other
+# users and hostile names, under the preload on bindfs and through nfsshim-fuse over a
+# local directory. Prints one table of figures at the end; exits 0 iff every check passed.
+#   --minutes N   total load time to spread over the load phases (default: smoke, ~3 min
+#                 wall in all); N >= 10 also runs the 1e6-entry directory
+#   --phases L    comma-separated subset of: preload,fuse,fusekill,readonly,enospc,
+#                 security,names (default: all), and uml (never by default: the real
+#                 NFS client in user-mode-linux against nfs-ganesha, slow)
+#   --no-shim     run the preload phases WITHOUT the preload: they must then fail
+#                 (EBUSY/ENOTEMPTY, .fuse_hidden leftovers): shows the suite bites
+# Needs root, /dev/fuse, bindfs, setpriv, chattr, a tmpfs mount. NFSSHIM_BUILD names the
+# build dir (default /work/main/build).
+set -u
+BUILD=${NFSSHIM_BUILD:-/work/main/build}
+DRIVER=$BUILD/tests/torture/torture_driver
+PRELOAD=$BUILD/preload/libnfsshim-preload.so
+FUSE=$BUILD/fusefs/nfsshim-fuse
+CLI=$BUILD/tools/nfsshim
+HOLDER=$BUILD/tests/preload/crash_helper
+G=.graveyard.nfsshim
+minutes=0 phases=preload,fuse,fusekill,readonly,enospc,security,names no_shim=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --minutes) minutes=$2; shift 2 ;;
+    --phases) phases=$2; shift 2 ;;
+    --no-shim) no_shim=1; shift ;;
+    *) echo "usage: $0 [--minutes N] [--phases LIST] [--no-shim]" >&2; exit 2 ;;
+  esac
+done
+[[ $minutes =~ ^[0-9]+$ ]] || { echo "torture: --minutes wants a whole number, got '$minutes'" >&2; exit 2; }
+for f in "$DRIVER" "$PRELOAD" "$FUSE" "$CLI" "$HOLDER"; do
+  [ -x "$f" ] || [ -f "$f" ] || { echo "torture: $f not built (NFSSHIM_BUILD=$BUILD)" >&2; exit 2; }
+done
+for c in bindfs fusermount3 setpriv chattr; do
+  command -v $c >/dev/null || { echo "torture: $c missing" >&2; exit 2; }
+done
+[ "$(id -u)" = 0 ] || { echo "torture: needs root (mounts, other users)" >&2; exit 2; }
+
+# Load seconds per load phase: the smoke variant is short; --minutes spreads N minutes
+# over the 7 load runs (the two main ones get 2 shares each).
+if [ "$minutes" -gt 0 ]; then share=$((minutes * 60 / 9)); else share=0; fi
+secs() { [ "$share" -gt 0 ] && echo $((share * $1)) || echo "$2"; }
+ENTRIES=20000
+[ "$minutes" -ge 10 ] && ENTRIES=1000000
+
+T=$(mktemp -d /tmp/nfsshim-torture.XXXXXX)
+chmod 755 "$T"
+MOUNTS=() PIDS=() FAILED=()
+cleanup() {
+  local i
+  for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+    grep -q " ${MOUNTS[i]} " /proc/mounts || continue
+    fusermount3 -u -z "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}" 2>/dev/null
+  done
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  chattr -R -i "$T" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+say() { echo "== $*"; }
+problem() { echo "torture: FAIL [$phase]: $*"; FAILED+=("$phase: $*"); }
+want() { [[ ",$phases," == *",$1,"* ]]; }
+
+# Runs the driver, echoing its output; keeps its FIGURES line. Returns the driver's status.
+drive() {
+  local out rc
+  out=$("$@" 2> >(tail -n 30 >&2)); rc=$?
+  printf '%s\n' "$out"
+  local f; f=$(printf '%s\n' "$out" | grep '^FIGURES ' | tail -n 1)
+  [ -n "$f" ] && echo "${f#FIGURES } [$phase]" >> "$T/figs"
+  return $rc
+}
+shimmed() {  # shimmed WATCHDIR cmd...: under the preload watching WATCHDIR (unless --no-shim)
+  local w=$1; shift
+  if [ "$no_shim" = 1 ]; then "$@"; else LD_PRELOAD=$PRELOAD NFSSHIM_WATCH=$w "$@"; fi
+}
+field() { awk -v k="  $1" 'index($0, k) == 1 { v = $NF } END { print v }'; }  # a table row's figure
+
+wait_mount() {  # MNT TYPE
+  local i
+  for i in $(seq 100); do grep -q " $1 $2 " /proc/mounts && return 0; sleep 0.05; done
+  echo "torture: $1 did not become a $2 mount" >&2; return 1
+}
+mount_bindfs() { mkdir -p "$1" "$2"; bindfs "$1" "$2" && MOUNTS+=("$2") && wait_mount "$2" fuse; }
+# mount_fuse SRC MNT: nfsshim-fuse in the foreground of a background job; DAEMON = its pid.
+# (It raises its own fd limit to the hard limit: it holds one descriptor per known inode.)
+mount_fuse() {
+  mkdir -p "$1" "$2"
+  (exec env -u NFSSHIM_BUILD "$FUSE" "$1" "$2" -f -o log=file:"$T/fuse.log") &
+  DAEMON=$!
+  PIDS+=("$DAEMON")
+  MOUNTS+=("$2")
+  wait_mount "$2" fuse.nfsshim-fuse
+}
+unmount() { fusermount3 -u "$1" 2>/dev/null || fusermount3 -u -z "$1"; }
+tmpfs_used_kib() { df --output=used -k "$1" | tail -n 1 | tr -d ' '; }
+
+LOAD=("$DRIVER" load --procs 3 --threads 6 --max-rss-mib 256 --max-daemon-rss-mib 256)
+
+# ---- (a) the preload on bindfs: load with random SIGKILLs; `nfsshim gc` if needed
+if want preload; then
+  phase=preload-bindfs; say "$phase"
+  mount_bindfs "$T/pb/src" "$T/pb/mnt"
+  shimmed "$T/pb/mnt" drive "${LOAD[@]}" --dir "$T/pb/mnt" --backing "$T/pb/src" --seconds "$(secs 2 24)" \
+    --kill-every 6 --gc "$CLI" --label "$phase" || problem "load checks failed"
+  unmount "$T/pb/mnt"
+fi
+
+# ---- (b) nfsshim-fuse over a local directory: load with random SIGKILLs
+if want fuse; then
+  phase=fuse-local; say "$phase"
+  mount_fuse "$T/fl/back" "$T/fl/mnt"
+  drive "${LOAD[@]}" --dir "$T/fl/mnt" --backing "$T/fl/back" --seconds "$(secs 2 24)" --kill-every 6 \
+    --daemon-pid "$DAEMON" --label "$phase" || problem "load checks failed"
+  unmount "$T/fl/mnt"
+fi
+
+# ---- SIGKILL of the FUSE daemon under load, lazy unmount, remount: the new daemon
+# reaps the dead one's graveyard, every surviving file verifies, a new load recovers.
+if want fusekill; then
+  phase=fuse-daemon-kill; say "$phase"
+  mount_fuse "$T/fk/back" "$T/fk/mnt"
+  "${LOAD[@]}" --dir "$T/fk/mnt" --backing "$T/fk/back" --seconds 60 --disconnect-ok --quiesce 0 \
+    --label "$phase-before" > "$T/fk.out" 2>&1 &
+  load=$!
+  sleep $((4 + RANDOM % 5))
+  entries=$(ls -A "$T/fk/back/$G/u0" 2>/dev/null | wc -l)
+  kill -9 "$DAEMON"; wait "$DAEMON" 2>/dev/null
+  wait $load
+  grep -E '^  (operations|disconnects|bytes lost|EBUSY/ENOTEMPTY/ESTALE|unexpected)' "$T/fk.out"
+  lost=$(field 'bytes lost (must be 0)' < "$T/fk.out")
+  [ "${lost:-1}" = 0 ] || problem "bytes lost before the kill: $lost"
+  fusermount3 -u -z "$T/fk/mnt"
+  echo "graveyard entries when the daemon died: $entries"
+  mount_fuse "$T/fk/back" "$T/fk/mnt"
+  drive "$DRIVER" verify --dir "$T/fk/mnt" --backing "$T/fk/back" || problem "after remount: not reaped or data bad"
+  echo "fuse-daemon-kill ops=0 faults=1 survived=$([ ${#FAILED[@]} = 0 ] && echo 1 || echo 0) verified=0 lost=${lost:-0} rss=0 daemon_rss=0 $([ ${#FAILED[@]} = 0 ] && echo PASS || echo FAIL) [$phase]" >> "$T/figs"
+  drive "${LOAD[@]}" --dir "$T/fk/mnt" --backing "$T/fk/back" --seconds "$(secs 1 10)" \
+    --daemon-pid "$DAEMON" --label "$phase-after" || problem "load after remount failed"
+  unmount "$T/fk/mnt"
+fi
+
+# ---- the graveyard made read-only (immutable): the shim falls back to the plain call.
+# On bindfs the application then sees what it sees without the shim (ENOTEMPTY on rmdir
+# while .fuse_hidden files exist) and must lose nothing; through FUSE the daemon falls
+# back to a plain unlink of the backing file, which the application does not notice.
+if want readonly; then
+  phase=readonly-preload; say "$phase"
+  mkdir -p "$T/ro/src/$G/u0"; chmod 1733 "$T/ro/src/$G"; chmod 700 "$T/ro/src/$G/u0"
+  chattr +i "$T/ro/src/$G/u0"
+  mount_bindfs "$T/ro/src" "$T/ro/mnt"
+  out=$(shimmed "$T/ro/mnt" drive "${LOAD[@]}" --dir "$T/ro/mnt" --backing "$T/ro/src" --seconds "$(secs 1 10)" \
+    --plain-ok --faults 1 --label "$phase"); rc=$?
+  printf '%s\n' "$out" | grep -E '^  (operations|EBUSY|bytes lost|silly|graveyard entries left)'
+  plain=$(printf '%s\n' "$out" | field 'EBUSY/ENOTEMPTY as plain (expected)')
+  [ "${plain:-0}" -gt 0 ] || problem "no plain-call error seen: was the graveyard really unusable?"
+  [ $rc = 0 ] || problem "load checks failed"
+  chattr -i "$T/ro/src/$G/u0"
+  unmount "$T/ro/mnt"
+
+  phase=readonly-fuse; say "$phase"
+  mkdir -p "$T/rf/back/$G/u0"; chmod 1733 "$T/rf/back/$G"; chmod 700 "$T/rf/back/$G/u0"
+  chattr +i "$T/rf/back/$G/u0"
+  mount_fuse "$T/rf/back" "$T/rf/mnt"
+  drive "${LOAD[@]}" --dir "$T/rf/mnt" --backing "$T/rf/back" --seconds "$(secs 1 10)" --daemon-pid "$DAEMON" \
+    --faults 1 --label "$phase" || problem "load checks failed"
+  grep -q "cannot move .* into the graveyard .*plain unlink" "$T/fuse.log" || problem "the daemon never fell back: was the graveyard really unusable?"
+  chattr -i "$T/rf/back/$G/u0"
+  unmount "$T/rf/mnt"
+fi
+
+# ---- the filesystem full (a 48 MiB tmpfs as backing): ENOSPC reaches the application as
+# it would without the shim, nothing is lost, and once everything is deleted the space
+# is all back (nothing leaked in a graveyard).
+if want enospc; then
+  for how in preload fuse; do
+    phase=enospc-$how; say "$phase"
+    mkdir -p "$T/ns-$how/back" "$T/ns-$how/mnt"
+    mount -t tmpfs -o size=48m tmpfs "$T/ns-$how/back" && MOUNTS+=("$T/ns-$how/back") || { problem "tmpfs mount"; continue; }
+    base=$(tmpfs_used_kib "$T/ns-$how/back")
+    args=(--dir "$T/ns-$how/mnt" --backing "$T/ns-$how/back" --seconds "$(secs 1 10)" --enospc-ok
+          --roll 4194304 --keep 4 --faults 1 --label "$phase")
+    if [ $how = preload ]; then
+      mount_bindfs "$T/ns-$how/back" "$T/ns-$how/mnt"
+      out=$(shimmed "$T/ns-$how/mnt" drive "${LOAD[@]}" "${args[@]}"); rc=$?
+    else
+      mount_fuse "$T/ns-$how/back" "$T/ns-$how/mnt"
+      out=$(drive "${LOAD[@]}" "${args[@]}" --daemon-pid "$DAEMON"); rc=$?
+    fi
+    printf '%s\n' "$out" | grep -E '^  (operations|ENOSPC|bytes lost|graveyard entries left|silly)'
+    nospc=$(printf '%s\n' "$out" | field 'ENOSPC seen (expected here)')
+    [ "${nospc:-0}" -gt 0 ] || problem "the filesystem never filled up"
+    [ $rc = 0 ] || problem "load checks failed"
+    if [ $how = preload ]; then shimmed "$T/ns-$how/mnt" rm -rf "$T/ns-$how/mnt"/p* "$T/ns-$how/mnt"/cp*
+    else rm -rf "$T/ns-$how/mnt"/p* "$T/ns-$how/mnt"/cp*; fi
+    sleep 1
+    used=$(tmpfs_used_kib "$T/ns-$how/back")
+    echo "tmpfs used: $base KiB before, $used KiB after deleting everything"
+    [ "$used" -le $((base + 64)) ] || problem "space leaked: $used KiB used ($(ls -A "$T/ns-$how/back" "$T/ns-$how/back/$G"/* 2>&1 | head -5 | tr '\n' ' '))"
+    unmount "$T/ns-$how/mnt"
+  done
+fi
+
+# ---- security: symlink swaps during buries and reaps; other users; permissions.
+if want security; then
+  phase=race-preload; say "$phase"
+  mkdir -p "$T/sec/local" "$T/sec/outside"
+  touch "$T/sec/local/first"; shimmed "$T/sec/local" rm "$T/sec/local/first"  # makes the graveyard
+  shimmed "$T/sec/local" drive "$DRIVER" race --dir "$T/sec/local" --outside "$T/sec/outside" \
+    --graveyard-dir "$T/sec/local/$G/u0" --seconds 8 --label "$phase" || problem "symlink race"
+  "$CLI" gc "$T/sec/local" > /dev/null 2>&1
+  "$DRIVER" race --dir "$T/sec/local" --outside "$T/sec/outside" --seconds 0 > /dev/null \
+    || problem "canary changed by nfsshim gc"  # (a 0-second race only re-checks the canary)
+  # what reaping leaves: the planted directories (a reap never recurses)
+  find -P "$T/sec/local/$G/u0" -mindepth 1 -maxdepth 1 -name '*~4194303~*' -exec rm -rf {} +
+  [ -z "$(ls -A "$T/sec/local/$G/u0")" ] || problem "graveyard not empty after the race: $(ls -A "$T/sec/local/$G/u0" | head -3)"
+
+  phase=race-fuse; say "$phase"
+  mount_fuse "$T/sf/back" "$T/sf/mnt"
+  touch "$T/sf/mnt/first"; exec 8< "$T/sf/mnt/first"; rm "$T/sf/mnt/first"; exec 8<&-
+  drive "$DRIVER" race --dir "$T/sf/mnt" --outside "$T/sf/outside" --graveyard-dir "$T/sf/back/$G/u0" \
+    --seconds 8 --label "$phase" || problem "symlink race"
+  unmount "$T/sf/mnt"
+  mount_fuse "$T/sf/back" "$T/sf/mnt"  # the new daemon reaps the planted entries
+  "$DRIVER" race --dir "$T/sf/mnt" --outside "$T/sf/outside" --seconds 0 > /dev/null \
+    || problem "canary changed by the daemon's reap at mount"
+  find -P "$T/sf/back/$G/u0" -mindepth 1 -maxdepth 1 -name '*~4194303~*' -exec rm -rf {} +
+  [ -z "$(ls -A "$T/sf/back/$G/u0")" ] || problem "graveyard not empty after the race: $(ls -A "$T/sf/back/$G/u0" | head -3)"
+  unmount "$T/sf/mnt"
+
+  phase=other-user; say "$phase"
+  L=$T/sec/users; O=$T/sec/outside2; mkdir -p "$L" "$O"; chmod 1777 "$L"
+  echo canary > "$O/canary"
+  nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+  echo topsecret > "$L/secret"
+  exec 7> >(shimmed "$L" "$HOLDER" "$L/secret" wait > "$T/holder.out")
+  for i in $(seq 50); do grep -q buried "$T/holder.out" 2>/dev/null && break; sleep 0.1; done
+  entry=$(ls -A "$L/$G/u0" | head -n 1)
+  [ -n "$entry" ] || problem "the holder's file was not buried"
+  [ "$(stat -c %a:%u "$L/$G")" = 1733:0 ] || problem "graveyard top is $(stat -c %a:%u "$L/$G"), want 1733:0"
+  [ "$(stat -c %a:%u "$L/$G/u0")" = 700:0 ] || problem "u0 is $(stat -c %a:%u "$L/$G/u0"), want 700:0"
+  checks=0
+  deny() { checks=$((checks + 1)); if nobody "$@" > /dev/null 2>&1; then problem "uid 65534 could: $*"; fi; }
+  deny ls "$L/$G"
+  deny ls "$L/$G/u0"
+  deny cat "$L/$G/u0/$entry"
+  deny rm -f "$L/$G/u0/$entry"
+  deny mv "$L/$G/u0/$entry" "$L/stolen"
+  deny ln "$L/$G/u0/$entry" "$L/hardlink"
+  deny mv "$L/$G/u0" "$L/$G/mine"
+  deny rmdir "$L/$G/u0"
+  deny env LD_PRELOAD="$PRELOAD" NFSSHIM_WATCH="$L" "$CLI" gc "$L/$G/u0"
+  deny env LD_PRELOAD="$PRELOAD" NFSSHIM_WATCH="$L" rm -rf "$L/$G"
+  [ -e "$L/$G/u0/$entry" ] || problem "root's buried file is gone after uid 65534's attempts"
+  # uid 65534's own buried file lands in its own 0700 directory
+  nobody sh -c "echo mine > '$L/mine'"
+  exec 6> >(nobody env LD_PRELOAD="$PRELOAD" NFSSHIM_WATCH="$L" "$HOLDER" "$L/mine" wait > "$T/holder2.out")
+  for i in $(seq 50); do grep -q buried "$T/holder2.out" 2>/dev/null && break; sleep 0.1; done
+  # (graveyard_other_user_test.sh: the 1733 top level is reached with a path descriptor)
+  if [ "$(stat -c %a:%u "$L/$G/u65534" 2>/dev/null)" != 700:65534 ]; then
+    problem "uid 65534 could not use the graveyard (u65534 missing)"
+  fi
+  exec 6>&- 7>&-
+  sleep 0.5
+  # A graveyard planted by uid 65534 before root's first use, with u0 a symlink outside:
+  # root's shim must not use it (the delete falls back to a plain unlink).
+  L2=$T/sec/planted; mkdir -p "$L2"; chmod 1777 "$L2"
+  nobody sh -c "mkdir -m 777 '$L2/$G' && ln -s '$O' '$L2/$G/u0'"
+  echo victim > "$L2/victim"
+  exec 5< "$L2/victim"
+  shimmed "$L2" rm "$L2/victim" || problem "rm with a planted graveyard failed"
+  [ "$(cat <&5)" = victim ] || problem "open file unreadable after fallback"
+  exec 5<&-
+  [ "$(ls -A "$O")" = canary ] && [ "$(cat "$O/canary")" = canary ] || problem "planted graveyard redirected a bury: $(ls -A "$O")"
+  [ -e "$L2/victim" ] && problem "victim still there"
+  echo "other-user: $checks denied attempts, planted graveyard refused"
+  ok=1; printf '%s\n' "${FAILED[@]}" | grep -q '^other-user' && ok=0
+  echo "other-user ops=$((checks + 3)) faults=$((checks + 1)) survived=$([ $ok = 1 ] && echo $((checks + 1)) || echo 0) verified=0 lost=0 rss=0 daemon_rss=0 $([ $ok = 1 ] && echo PASS || echo FAIL) [$phase]" >> "$T/figs"
+fi
+
+# ---- hostile names, a deep tree, a directory of many entries: delete while open.
+if want names; then
+  phase=names-preload-bindfs; say "$phase"
+  mount_bindfs "$T/nb/src" "$T/nb/mnt"
+  # bindfs resolves full paths (PATH_MAX): short components here
+  shimmed "$T/nb/mnt" drive "$DRIVER" names --dir "$T/nb/mnt" --depth 200 --component-len 8 --entries "$ENTRIES" \
+    || problem "names"
+  drive "$DRIVER" verify --dir "$T/nb/mnt" --backing "$T/nb/src" > /dev/null || problem "leftovers: $(ls -A "$T/nb/src")"
+  [ -z "$(ls -A "$T/nb/src" | grep -v "^$G\$")" ] || problem "leftovers: $(ls -A "$T/nb/src")"
+  unmount "$T/nb/mnt"
+
+  phase=names-preload-local; say "$phase"
+  mkdir -p "$T/nl"
+  shimmed "$T/nl" drive "$DRIVER" names --dir "$T/nl" --depth 200 --entries 2000 || problem "names"
+  [ -z "$(ls -A "$T/nl" | grep -v "^$G\$")" ] && [ -z "$(ls -A "$T/nl/$G/u0" 2>/dev/null)" ] || problem "leftovers"
+
+  phase=names-fuse; say "$phase"
+  mount_fuse "$T/nf/back" "$T/nf/mnt"
+  # The daemon holds one fd per inode: a directory cannot hold more entries than its limit.
+  limit=$(awk '/open files/ {print $4}' "/proc/$DAEMON/limits")
+  n=$ENTRIES
+  if [ "$limit" != unlimited ] && [ "$n" -gt $((limit * 9 / 10 - 100)) ]; then
+    n=$((limit * 9 / 10 - 100)); echo "entries capped at $n by the daemon's fd limit $limit"
+  fi
+  drive "$DRIVER" names --dir "$T/nf/mnt" --depth 200 --entries "$n" || problem "names"
+  drive "$DRIVER" verify --dir "$T/nf/mnt" --backing "$T/nf/back" > /dev/null || problem "leftovers"
+  [ -z "$(ls -A "$T/nf/back" | grep -v "^$G\$")" ] || problem "leftovers: $(ls -A "$T/nf/back")"
+  unmount "$T/nf/mnt"
+fi
+
+# ---- (c) the real Linux NFS client (user-mode-linux, 1 CPU) against nfs-ganesha in a
+# private lab (own state dir, netns, tap, subnet): the load under the preload, SIGKILLs.
+# Only with --phases ...,uml (slow). The server's export must end with no .nfs* file and
+# an empty graveyard.
+if want uml; then
+  phase=uml-nfs; say "$phase"
+  export NFSSHIM_LAB=$T/lab NFSSHIM_LAB_NETNS=nfsshim-tort NFSSHIM_LAB_TAP=nstort0 NFSSHIM_LAB_NET=10.79.0
+  here=$(cd "$(dirname "$0")" && pwd)
+  if "$here/../lab/lab.sh" up > "$T/lab.out" 2>&1; then
+    usecs=$(secs 2 60)
+    NFSSHIM_BUILD=$BUILD TORTURE_NO_SHIM=$no_shim drive "$here/../lab/uml-run.sh" -o vers=4.1 -T $((usecs + 300)) \
+      -e NFSSHIM_BUILD -e TORTURE_NO_SHIM -- \
+      "$here/guest_load.sh" "$usecs" || problem "load in the guest failed"
+    silly=$(find "$NFSSHIM_LAB/exp" -name '.nfs*' | head -3)
+    [ -z "$silly" ] || problem "server holds silly-rename files: $silly"
+    left=$(find "$NFSSHIM_LAB/exp/$G" -mindepth 2 2>/dev/null | head -3)
+    [ -z "$left" ] || problem "graveyard entries left on the server: $left"
+  else
+    problem "lab.sh up failed: $(tail -3 "$T/lab.out")"
+  fi
+  "$here/../lab/lab.sh" down > /dev/null 2>&1
+fi
+
+# ---- the table
+echo
+echo "==== torture figures ($([ "$minutes" -gt 0 ] && echo "$minutes minutes" || echo smoke)$([ $no_shim = 1 ] && echo ", WITHOUT the preload"))"
+printf '%-28s %12s %7s %9s %16s %10s %10s %10s  %s\n' phase ops faults survived bytes-verified bytes-lost rss-KiB daemon-KiB verdict
+tot_ops=0 tot_f=0 tot_s=0 tot_v=0 tot_l=0 peak=0 dpeak=0
+while read -r f; do
+  label=${f##*[}; label=${label%]}
+  get() { printf '%s\n' "$f" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+  verdict=$(printf '%s\n' "$f" | grep -oE '(PASS|FAIL)' | tail -n 1)
+  printf '%-28s %12s %7s %9s %16s %10s %10s %10s  %s\n' "$label" "$(get ops)" "$(get faults)" "$(get survived)" \
+    "$(get verified)" "$(get lost)" "$(get rss)" "$(get daemon_rss)" "${verdict:-}"
+  tot_ops=$((tot_ops + $(get ops))); tot_f=$((tot_f + $(get faults))); tot_s=$((tot_s + $(get survived)))
+  tot_v=$((tot_v + $(get verified))); tot_l=$((tot_l + $(get lost)))
+  [ "$(get rss)" -gt $peak ] && peak=$(get rss); [ "$(get daemon_rss)" -gt $dpeak ] && dpeak=$(get daemon_rss)
+done < <(cat "$T/figs" 2>/dev/null)
+printf '%-28s %12s %7s %9s %16s %10s %10s %10s\n' TOTAL $tot_ops $tot_f $tot_s $tot_v $tot_l $peak $dpeak
+if [ ${#FAILED[@]} -gt 0 ]; then
+  echo "torture: ${#FAILED[@]} check(s) FAILED:"; printf '  %s\n' "${FAILED[@]}"
+  exit 1
+fi
+echo "torture: all checks passed"
