@@ -21,8 +21,14 @@
 #pragma once
 
 #include "fuse_api.h"
+#include "options.h"
 
 namespace nfsshim::fuse {
+
+// Serves SE with the loop OPTS choose (-s: one thread; stall_us: the adaptive loop below;
+// clone_fd, max_idle_threads or stall_us=0: libfuse's multi-threaded loop). Returns what
+// the loop returns (0, or the signal that ended it, or -errno).
+int run_loop(fuse_session* se, const Options& opts);
 
 // Serves SE until the session exits (unmount, or a signal through libfuse's handlers).
 // Returns 0, or -errno if no thread could be started.

@@ -186,29 +186,6 @@ void set_read_ahead(const Options& opts) {
     SHIM_LOG_WARN("cannot set {} to {}: {}", path, value, errstr(fd.valid() ? errno : fd.get()));
 }
 
-// Multi-threaded by default: on NFS each request waits for the server, and one thread
-// would serialize every caller. The adaptive loop (loop.h) keeps one hot thread while
-// requests are quick; libfuse's loop (stall_us=0, clone_fd, max_idle_threads) hands each
-// request to another idle thread.
-int run_loop(fuse_session* se, const Options& opts) {
-  if (opts.singlethread) return fuse_session_loop(se);
-  if (opts.stall_us && !opts.clone_fd && !opts.max_idle_threads)
-    return run_adaptive_loop(se, opts.max_threads ? opts.max_threads : 10, opts.stall_us);
-#if FUSE_USE_VERSION >= 312
-  fuse_loop_config* cfg = fuse_loop_cfg_create();
-  fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
-  if (opts.max_idle_threads) fuse_loop_cfg_set_idle_threads(cfg, opts.max_idle_threads);
-  if (opts.max_threads) fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
-  int rv = fuse_session_loop_mt(se, cfg);
-  fuse_loop_cfg_destroy(cfg);
-  return rv;
-#else
-  fuse_loop_config cfg{};
-  cfg.clone_fd = opts.clone_fd;
-  cfg.max_idle_threads = opts.max_idle_threads ? opts.max_idle_threads : 10;
-  return fuse_session_loop_mt(se, &cfg);
-#endif
-}
 
 // The daemon keeps one O_PATH descriptor per inode the kernel knows (fs.h): the usual soft
 // limit of 1024 would make the ~1000th file of a mount fail with EMFILE. Take the hard limit.

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "loop.h"
 #include "nfs/nfs_fs.h"
 #include "nfsshim/log.h"
 
@@ -26,23 +27,6 @@ int open_engine(NfsFs& fs, const nfs::NfsUrl& url, std::string* why) {
   return open_graveyard(fs, why);
 }
 
-int loop(fuse_session* se, const Options& opts) {
-  if (opts.singlethread) return fuse_session_loop(se);
-#if FUSE_USE_VERSION >= 312
-  fuse_loop_config* cfg = fuse_loop_cfg_create();
-  fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
-  if (opts.max_idle_threads) fuse_loop_cfg_set_idle_threads(cfg, opts.max_idle_threads);
-  if (opts.max_threads) fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
-  int rv = fuse_session_loop_mt(se, cfg);
-  fuse_loop_cfg_destroy(cfg);
-  return rv;
-#else
-  fuse_loop_config cfg{};
-  cfg.clone_fd = opts.clone_fd;
-  cfg.max_idle_threads = opts.max_idle_threads ? opts.max_idle_threads : 10;
-  return fuse_session_loop_mt(se, &cfg);
-#endif
-}
 
 }  // namespace
 
@@ -88,7 +72,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     }
   }
   if (rv == 0) {
-    rv = loop(se, opts);
+    rv = run_loop(se, opts);
     SHIM_LOG_INFO("unmounting {} (loop ended: {})", opts.mountpoint, rv);
     if (rv == SIGTERM || rv == SIGINT || rv == SIGHUP) rv = 0;
   }
