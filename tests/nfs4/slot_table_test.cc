@@ -54,6 +54,18 @@ TEST(SlotTable, SequenceErrorDoesNotConsumeTheSeqid) {
   EXPECT_EQ(t.seqid, 1u);
 }
 
+TEST(SlotTable, RetryUncachedReplyConsumesTheSeqid) {
+  SlotTable st(2);
+  SlotTable::Ticket t;
+  ASSERT_EQ(st.acquire(&t), 0);
+  ASSERT_EQ(t.seqid, 1u);
+  // The server ran seqid 1 but kept no reply: the next request must use 2, not 1 again
+  // (1 would be taken as a replay).
+  EXPECT_TRUE(st.on_sequence_error(t.slotid, NFS4ERR_RETRY_UNCACHED_REP));
+  ASSERT_EQ(st.acquire(&t), 0);
+  EXPECT_EQ(t.seqid, 2u);
+}
+
 TEST(SlotTable, ConnectionLossReplaysWithTheSameSeqid) {
   SlotTable st(4);
   SlotTable::Ticket t, r, other;

@@ -73,7 +73,11 @@ bool SlotTable::on_sequence_error(uint32_t slotid, uint32_t status) {
   if (slotid >= size() || slots_[slotid].state == State::kFree) return false;
   Slot& s = slots_[slotid];
   release(s);
-  s.seqid -= 1;  // not consumed: the next request reuses it
+  // RETRY_UNCACHED_REP answers a resent request the server did run (it kept no reply):
+  // that seqid is used up. Any other SEQUENCE error means the request was not run and the
+  // next request reuses the seqid.
+  if (status == NFS4ERR_RETRY_UNCACHED_REP) return true;
+  s.seqid -= 1;
   switch (status) {
     case NFS4ERR_SEQ_MISORDERED:
       if (s.uncertain) {  // the abandoned request never reached the server

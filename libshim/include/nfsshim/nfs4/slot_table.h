@@ -41,7 +41,8 @@ class SlotTable {
   // marked uncertain) and -EINVAL for a slot that was not in flight.
   int on_sequence_ok(uint32_t slotid, const SequenceRes& res);
   // SEQUENCE itself failed (status != NFS4_OK): the server did not run the request
-  // and the sequence id is not consumed; the slot is freed. For SEQ_MISORDERED on a
+  // and the sequence id is not consumed (except RETRY_UNCACHED_REP: the server ran the
+  // original and kept no reply, so the sequence id is used); the slot is freed. For SEQ_MISORDERED on a
   // slot whose last request was abandoned, the sequence id steps back (the server had
   // not seen that request). BADSLOT / BAD_HIGH_SLOT shrink the usable range below
   // the slot. Returns true if a retry on a fresh ticket can succeed.
