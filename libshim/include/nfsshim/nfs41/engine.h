@@ -1,0 +1,233 @@
+// The NFSv4.1 session engine: nconnect TCP connections (transport.h, one event-loop
+// thread each) bound to one session; SEQUENCE on every compound through one slot table
+// shared by all connections; least-loaded connection per call; lease renewal when idle;
+// recovery from DELAY/GRACE, lost connections (same slot and seqid replayed), dead
+// sessions and expired client ids (new session / client id, open files re-opened).
+// Types and blocking calls mirror the NFSv3 engine (nfs/engine.h) so a front end can use
+// either; what differs is that I/O goes through an Open (the v4 stateid).
+//
+// Threading: every public member may be called from any thread and blocks until the
+// reply or a final error. Errors are -errno (nfs4/nfsstat4.h's table; a transport failure
+// on a soft mount or a soft timeout gives -EIO).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nfsshim/nfs/engine.h"
+#include "nfsshim/nfs/url.h"
+#include "nfsshim/nfs4/compound.h"
+#include "nfsshim/nfs4/slot_table.h"
+#include "nfsshim/nfs4/types.h"
+#include "nfsshim/nfs41/transport.h"
+
+namespace nfsshim::nfs41 {
+
+using nfs::Attr;
+using nfs::Cred;
+using nfs::DirEntry;
+using nfs::Fh;
+using nfs::SetAttr;
+using nfs::WriteVerf;
+
+struct Options {
+  std::string addr = "127.0.0.1";  // IPv4 address
+  int port = 2049;
+  std::string export_path = "/";   // path in the server's pseudo fs
+  int nconnect = 1;                // 1..16 connections bound to the one session
+  nfs::IoBackend io = nfs::IoBackend::kAuto;
+  uint32_t slots = 180;            // fore-channel slots asked for; the grant is used
+  uint32_t rsize = 1u << 20, wsize = 1u << 20;  // upper bounds; maxrequestsize lowers them
+  bool hard = true;
+  int timeout_ms = 60000;          // per request; soft: -EIO after (retrans + 1) of them
+  int retrans = 2;
+  uint32_t uid = 0, gid = 0;       // AUTH_SYS identity when the caller passes none
+};
+// vers=4.1 URL -> Options (host must be an IPv4 literal; port 2049 unless given).
+int options_from_url(const nfs::NfsUrl& u, Options* out, std::string* why);
+
+// An open file: the OPEN stateid, and what re-opening it after a lost client id needs.
+struct OpenFile {
+  Fh fh;
+  Fh dir;
+  std::string name;
+  uint32_t rflags = 0;
+  bool preserve_unlinked = false;  // OPEN4_RESULT_PRESERVE_UNLINKED
+  nfs4::Stateid4 stateid() const;
+
+ private:
+  friend class Engine;
+  mutable std::mutex mu_;  // open_mu_2: leaf
+  nfs4::Stateid4 stateid_;
+  std::vector<uint8_t> owner_;
+};
+using Open = std::shared_ptr<OpenFile>;
+
+struct Stats {
+  uint64_t calls = 0, retries = 0, delays = 0, replays = 0, timeouts = 0;
+  uint64_t session_recoveries = 0, clientid_recoveries = 0, reopens = 0, renewals = 0;
+  uint64_t reconnects = 0, binds_ok = 0, binds_failed = 0;
+  uint32_t slots_granted = 0, peak_slots = 0, lease_s = 0;
+  uint32_t maxrequest = 0, maxresponse = 0;
+  uint64_t resent_bytes = 0;  // FILE_SYNC re-sends after a COMMIT verifier change
+  uint64_t loop_syscalls = 0, loop_iterations = 0;
+  std::vector<uint64_t> calls_per_conn;
+};
+
+class Engine {
+ public:
+  static int open(const Options& o, std::unique_ptr<Engine>* out, std::string* why);
+  ~Engine();  // shutdown() if not done yet
+  // CLOSE of what is still open, DESTROY_SESSION, DESTROY_CLIENTID, connections closed.
+  // 0, or the first error (-errno). Only the destructor may follow.
+  int shutdown();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const Fh& root() const { return root_; }
+  Cred default_cred() const;
+  nfs::IoBackend backend() const;
+  uint32_t rsize() const { return rsize_; }
+  uint32_t wsize() const { return wsize_; }
+  Stats stats() const;
+
+  int getattr(const Cred& c, const Fh& fh, Attr* out);
+  int setattr(const Cred& c, const Fh& fh, const SetAttr& sa, Attr* post);
+  int lookup(const Cred& c, const Fh& dir, const std::string& name, Fh* out, Attr* attr);
+  // "a/b/c" from the export root.
+  int lookup_path(const Cred& c, const std::string& path, Fh* out, Attr* attr);
+  int access(const Cred& c, const Fh& fh, uint32_t want, uint32_t* granted);
+  // OPEN (share access both, deny none, no delegation). CREATE: UNCHECKED, or GUARDED
+  // when EXCLUSIVE. Fills *attr if given.
+  int open(const Cred& c, const Fh& dir, const std::string& name, bool create, bool exclusive,
+           uint32_t mode, Open* out, Attr* attr);
+  int close(const Cred& c, const Open& f);
+  bool preserves_unlinked(const Open& f) const { return f && f->preserve_unlinked; }
+
+  ssize_t read(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf);
+  using PieceVerf = nfs::Engine::PieceVerf;
+  // STABLE: 0 UNSTABLE, 1 DATA_SYNC, 2 FILE_SYNC.
+  ssize_t write(const Cred& c, const Open& f, uint64_t off, size_t len, const char* buf,
+                int stable, std::vector<PieceVerf>* verfs);
+  int commit(const Cred& c, const Fh& fh, WriteVerf* verf);
+  // UNSTABLE pieces, COMMIT, and FILE_SYNC re-send of every piece written under another
+  // verifier than the COMMIT's (the server restarted in between).
+  ssize_t write_committed(const Cred& c, const Open& f, uint64_t off, size_t len,
+                          const char* buf);
+
+  int mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, Fh* out,
+            Attr* attr);
+  int symlink(const Cred& c, const Fh& dir, const std::string& name, const std::string& target,
+              Fh* out, Attr* attr);
+  int readlink(const Cred& c, const Fh& fh, std::string* target);
+  int link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& name);
+  int remove(const Cred& c, const Fh& dir, const std::string& name);
+  int rmdir(const Cred& c, const Fh& dir, const std::string& name) { return remove(c, dir, name); }
+  int rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
+             const std::string& to);
+  int readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out);
+
+  // Test hooks.
+  size_t conn_count() const { return conns_.size(); }
+  void drop_connection_for_test(size_t i, bool on_next_call = false);
+  int conn_local_port(size_t i) const;
+  size_t conn_inflight(size_t i) const { return i < conns_.size() ? conns_[i]->inflight() : 0; }
+
+  // A compound on the session: SEQUENCE, then BUILD's ops; DECODE reads their results
+  // (after SEQUENCE). Retries and recovers as the header says; 0 or -errno. CACHETHIS
+  // (the server keeps the reply for a replay after a lost connection) is off only for
+  // READ/READDIR, whose replies are big and which are safe to re-run as new requests.
+  using Build = std::function<int(nfs4::Compound&)>;
+  using Decode = std::function<int(nfs4::ReplyReader&)>;
+  int run(const Cred& c, const Build& build, const Decode& decode, bool cachethis = true);
+
+ private:
+  struct Attempt;
+  struct Step;
+  Engine() = default;
+  int start(std::string* why);
+  int exchange_id(std::string* why);
+  int create_session(std::string* why);
+  int reclaim_complete();
+  int read_lease_and_root(std::string* why);
+  int bare(size_t conn, const Build& build, const Decode& decode, std::string* why);
+  uint32_t next_xid() { return xid_.fetch_add(1); }
+  rpc::Credential rpc_cred(const Cred& c) const;
+  Conn* pick();
+  CallPtr make_bind();
+  int check_bind(const std::vector<uint8_t>& reply);
+
+  int begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait);
+  struct Piece {
+    Build build;
+    Decode decode;
+    bool cachethis = true;
+  };
+  // The pieces' compounds in parallel across slots and connections; the first error.
+  int run_parallel(const Cred& c, const std::vector<Piece>& pieces);
+  Step finish(Attempt* a, const Decode& decode);
+  int recover_session(uint64_t seen_gen);
+  int recover_clientid(uint64_t seen_gen);
+  int new_client_locked();  // recovery_mu_ held
+  int reopen_all();
+  void renew_main();
+
+  int open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
+                bool exclusive, uint32_t mode, OpenFile* f, Attr* attr);
+  ssize_t read_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf,
+                      bool* eof);
+  ssize_t write_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, const char* buf,
+                       uint32_t stable, std::vector<PieceVerf>* verfs);
+  int create_obj(const Cred& c, const Fh& dir, uint32_t type, const std::string& name,
+                 const std::string& target, uint32_t mode, Fh* out, Attr* attr);
+
+  Options o_;
+  Fh root_;
+  uint32_t rsize_ = 0, wsize_ = 0;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  std::atomic<uint32_t> xid_{1};
+  std::string owner_id_;  // co_ownerid: host + pid + start time + counter
+  nfs4::Verifier4 boot_verf_{};
+
+  mutable std::mutex mu_;  // engine41_mu_1: session, slots; never held across a call
+  std::condition_variable slot_cv_;
+  uint64_t clientid_ = 0;
+  uint32_t cs_seq_ = 0;  // CREATE_SESSION sequence (EXCHANGE_ID's eir_sequenceid)
+  nfs4::SessionId sessionid_{};
+  bool have_session_ = false;
+  bool recovering_ = false;   // a new client id is being set up: new calls wait
+  uint64_t session_gen_ = 0;  // bumped for every new session
+  uint64_t client_gen_ = 0;   // bumped for every new client id
+  nfs4::SlotTable slots_{1};
+  uint32_t slots_granted_ = 0, peak_slots_ = 0, maxops_ = 8;
+  uint32_t maxreq_ = 0, maxresp_ = 0;
+  uint32_t lease_s_ = 90;
+  std::atomic<int64_t> last_ok_ms_{0};
+
+  std::mutex recovery_mu_;  // engine41_recovery_mu_0: one recovery at a time
+  std::mutex opens_mu_;     // engine41_opens_mu_1: open_files_ only
+  std::list<Open> open_files_;
+  std::atomic<uint64_t> owner_counter_{0};
+
+  std::thread renewer_;
+  std::mutex renew_mu_;
+  std::condition_variable renew_cv_;
+  bool stopping_ = false;
+  bool shut_down_ = false;
+
+  std::atomic<uint64_t> calls_{0}, retries_{0}, delays_{0}, replays_{0}, timeouts_{0},
+      session_recoveries_{0}, clientid_recoveries_{0}, reopens_{0}, renewals_{0},
+      resent_bytes_{0};
+};
+
+}  // namespace nfsshim::nfs41

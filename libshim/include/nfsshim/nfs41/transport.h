@@ -1,0 +1,127 @@
+// The NFSv4.1 engine's transport: one non-blocking TCP connection driven by its own
+// EventLoop thread. Calls are framed with record marking and matched to replies by xid.
+// A lost connection fails its in-flight calls with -ECONNRESET (the session layer replays
+// them on their slot) and reconnects by itself; once a session exists, a new socket is
+// bound to it with BIND_CONN_TO_SESSION before anything else is sent on it.
+//
+// Threading: submit(), rebind(), drop_for_test() and the counters from any thread;
+// everything else runs on the connection's loop thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "nfsshim/nfs/event_loop.h"
+#include "nfsshim/rpc/record_marking.h"
+
+namespace nfsshim::nfs41 {
+
+// One RPC in flight: the framed request and, once done, the reply record or -errno.
+struct Call {
+  uint32_t xid = 0;
+  std::vector<uint8_t> wire;  // record-marked message
+
+  void complete(int err, std::vector<uint8_t> reply);
+  // 0 when done (then err/reply are valid), -ETIMEDOUT after TIMEOUT_MS.
+  int wait(int timeout_ms);
+  int err = 0;
+  std::vector<uint8_t> reply;
+
+ private:
+  std::mutex mu_;  // call_mu_3: leaf
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+using CallPtr = std::shared_ptr<Call>;
+
+class Conn : public nfs::FdHandler {
+ public:
+  struct Hooks {
+    // A BIND_CONN_TO_SESSION call for the current session, or null before one exists.
+    std::function<CallPtr()> make_bind;
+    // Decodes the bind reply: 0 bound, else -errno / the nfsstat4 as a positive value.
+    std::function<int(const std::vector<uint8_t>&)> check_bind;
+  };
+
+  Conn(int index, std::string addr, int port, Hooks hooks);
+  ~Conn();
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  // Creates the loop (backend IO), connects once (blocking) and starts the loop thread.
+  int start(nfs::IoBackend io, std::string* why);
+  void stop();
+
+  void submit(const CallPtr& c);
+  // Sends BIND_CONN_TO_SESSION again (after a new session); calls wait until it is answered.
+  void rebind();
+  // Test hook: shutdown(2) of the socket, as if the network dropped it; ON_NEXT_CALL:
+  // right after the next call was written, so that call is surely in flight.
+  void drop_for_test(bool on_next_call = false);
+
+  int index() const { return index_; }
+  nfs::IoBackend backend() const;
+  size_t inflight() const { return inflight_.load(); }
+  bool up() const { return up_.load(); }
+  uint64_t calls() const { return calls_.load(); }
+  uint64_t reconnects() const { return reconnects_.load(); }
+  uint64_t binds_ok() const { return binds_ok_.load(); }
+  uint64_t binds_failed() const { return binds_failed_.load(); }
+  int local_port() const { return local_port_.load(); }
+  nfs::LoopStats loop_stats() const;
+
+  void on_fd_ready(int fd, uint32_t revents) override;
+
+ private:
+  enum class State { kDown, kBinding, kUp };
+  void thread_main();
+  int connect_socket(std::string* why);  // blocking connect, then O_NONBLOCK
+  void enqueue_locked_loop(const CallPtr& c);
+  void start_bind();
+  void flush();
+  void read_ready();
+  void dispatch(std::vector<uint8_t> rec);
+  void lose(const char* why);
+  void try_reconnect();
+  void rearm();
+
+  const int index_;
+  const std::string addr_;
+  const int port_;
+  Hooks hooks_;
+  std::unique_ptr<nfs::EventLoop> loop_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+
+  // Loop-thread state.
+  int fd_ = -1;
+  State state_ = State::kDown;
+  uint32_t armed_ = 0;
+  rpc::RecordFramer framer_{8u << 20};
+  std::unordered_map<uint32_t, CallPtr> pending_;  // written or queued on this socket
+  std::deque<CallPtr> held_;                       // waiting for connect/bind
+  std::deque<std::vector<uint8_t>> outq_;
+  size_t out_off_ = 0;
+  CallPtr bind_call_;
+  int64_t reconnect_at_ms_ = 0;
+  int backoff_ms_ = 50;
+
+  std::atomic<size_t> inflight_{0};
+  std::atomic<bool> up_{false};
+  std::atomic<uint64_t> calls_{0}, reconnects_{0}, binds_ok_{0}, binds_failed_{0};
+  std::atomic<int> local_port_{0};
+  std::atomic<bool> drop_next_{false};
+};
+
+int64_t now_ms();
+
+}  // namespace nfsshim::nfs41

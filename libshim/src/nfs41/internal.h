@@ -1,0 +1,25 @@
+// Helpers shared by the NFSv4.1 engine's source files (not installed).
+#pragma once
+
+#include "nfsshim/nfs/engine.h"
+#include "nfsshim/nfs4/compound.h"
+#include "nfsshim/nfs4/fattr4.h"
+#include "nfsshim/nfs4/types.h"
+#include "nfsshim/nfs41/engine.h"
+
+namespace nfsshim::nfs41 {
+
+void to_attr(const nfs4::Fattr4& f, nfs::Attr* a);
+nfs4::SetAttrs to_setattrs(const nfs::SetAttr& sa);
+inline nfs4::Fh4 fh4(const nfs::Fh& f) { return nfs4::Fh4(f.data.begin(), f.data.end()); }
+inline nfs::Fh fh3(const nfs4::Fh4& f) { return nfs::Fh{std::string(f.begin(), f.end())}; }
+
+// In a decode callback: the server stops at the first failing op, so results end early;
+// that is not malformed. Returns from the callback on a malformed result.
+#define NFS41_STEP(r, expr)               \
+  do {                                    \
+    if ((r).results_left() == 0) return 0; \
+    if ((expr) < 0) return -EBADMSG;      \
+  } while (0)
+
+}  // namespace nfsshim::nfs41

@@ -1,0 +1,764 @@
+// Session life of the NFSv4.1 engine: client id, session, connections bound to it,
+// the SEQUENCE'd compound with its retries and recoveries, lease renewal, teardown.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <ctime>
+#include <thread>
+
+#include "internal.h"
+#include "nfsshim/log.h"
+#include "nfsshim/nfs4/constants.h"
+#include "nfsshim/nfs4/nfsstat4.h"
+#include "nfsshim/nfs4/ops_attr.h"
+#include "nfsshim/nfs4/ops_fh.h"
+#include "nfsshim/nfs4/ops_session.h"
+#include "nfsshim/rpc/record_marking.h"
+
+namespace nfsshim::nfs41 {
+
+using namespace nfs4;
+
+namespace {
+thread_local bool tls_in_recovery = false;
+struct RecoveryScope {
+  RecoveryScope() { tls_in_recovery = true; }
+  ~RecoveryScope() { tls_in_recovery = false; }
+};
+std::atomic<uint64_t> g_instance{0};
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+}  // namespace
+
+struct Engine::Attempt {
+  SlotTable::Ticket t;
+  uint64_t session_gen = 0, client_gen = 0;
+  CallPtr call;
+  int timeouts = 0;
+  bool replayed = false;    // sent again on its slot after a lost connection
+  int replay_delays = 0;    // DELAY answers to that replay
+};
+
+struct Engine::Step {
+  bool retry = false;
+  int rc = 0;
+};
+
+int options_from_url(const nfs::NfsUrl& u, Options* out, std::string* why) {
+  if (u.vers_major != 4 || u.vers_minor != 1) {
+    *why = "the NFSv4.1 engine needs vers=4.1";
+    return -EINVAL;
+  }
+  Options o;
+  o.addr = u.host;
+  in_addr a4;
+  if (inet_pton(AF_INET, u.host.c_str(), &a4) != 1) {
+    // A name: its first IPv4 address (the transport speaks IPv4 only for now).
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    int rc = getaddrinfo(u.host.c_str(), nullptr, &hints, &res);
+    if (rc != 0 || !res) {
+      *why = "cannot resolve '" + u.host + "' to an IPv4 address: " + gai_strerror(rc);
+      return -EHOSTUNREACH;
+    }
+    char buf[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof buf);
+    freeaddrinfo(res);
+    o.addr = buf;
+  }
+  o.port = u.nfsport > 0 ? u.nfsport : 2049;
+  o.export_path = u.export_path;
+  o.nconnect = u.nconnect;
+  o.io = u.io;
+  o.rsize = u.rsize;
+  o.wsize = u.wsize;
+  o.hard = u.hard;
+  o.timeout_ms = u.timeo_ds * 100;
+  o.retrans = u.retrans;
+  if (u.uid >= 0) o.uid = static_cast<uint32_t>(u.uid);
+  if (u.gid >= 0) o.gid = static_cast<uint32_t>(u.gid);
+  *out = o;
+  return 0;
+}
+
+nfs4::Stateid4 OpenFile::stateid() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return stateid_;
+}
+
+int Engine::open(const Options& o, std::unique_ptr<Engine>* out, std::string* why) {
+  if (o.nconnect < 1 || o.nconnect > 16) {
+    *why = "nconnect must be 1..16, got " + std::to_string(o.nconnect);
+    return -EINVAL;
+  }
+  if (o.slots < 1 || o.slots > SlotTable::kMaxSlots) {
+    *why = "slots must be 1..1024";
+    return -EINVAL;
+  }
+  std::unique_ptr<Engine> e(new Engine);
+  e->o_ = o;
+  if (int rv = e->start(why); rv < 0) return rv;
+  *out = std::move(e);
+  return 0;
+}
+
+Engine::~Engine() { shutdown(); }
+
+Cred Engine::default_cred() const {
+  Cred c;
+  c.uid = o_.uid;
+  c.gid = o_.gid;
+  return c;
+}
+
+nfs::IoBackend Engine::backend() const {
+  return conns_.empty() ? nfs::IoBackend::kAuto : conns_[0]->backend();
+}
+
+rpc::Credential Engine::rpc_cred(const Cred& c) const {
+  rpc::Credential r;
+  r.flavor = rpc::kAuthSys;
+  r.sys.stamp = 0;
+  r.sys.machinename = "nfsshim";
+  r.sys.uid = c.uid;
+  r.sys.gid = c.gid;
+  for (size_t i = 0; i < c.groups.size() && i < rpc::kMaxAuthSysGids; ++i)
+    r.sys.gids.push_back(c.groups[i]);
+  return r;
+}
+
+int Engine::start(std::string* why) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  // Unique per engine instance: two mounts from one process are two clients.
+  owner_id_ = std::string("nfsshim41:") + host + ":" + std::to_string(getpid()) + ":" +
+              std::to_string(time(nullptr)) + ":" + std::to_string(g_instance.fetch_add(1));
+  uint64_t boot = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  std::memcpy(boot_verf_.data(), &boot, 8);
+  xid_.store(static_cast<uint32_t>(boot ^ (boot >> 32)) | 1);
+
+  Conn::Hooks hooks;
+  hooks.make_bind = [this] { return make_bind(); };
+  hooks.check_bind = [this](const std::vector<uint8_t>& r) { return check_bind(r); };
+  for (int i = 0; i < o_.nconnect; ++i) {
+    conns_.emplace_back(new Conn(i, o_.addr, o_.port, hooks));
+    if (int rv = conns_.back()->start(o_.io, why); rv < 0) return rv;
+  }
+  if (int rv = exchange_id(why); rv != 0) return rv < 0 ? rv : nfs4_errno(rv);
+  if (int rv = create_session(why); rv != 0) return rv < 0 ? rv : nfs4_errno(rv);
+  // The other sockets were connected before the session existed: bind them now.
+  for (size_t i = 1; i < conns_.size(); ++i) conns_[i]->rebind();
+  if (int rv = reclaim_complete(); rv < 0) {
+    *why = "RECLAIM_COMPLETE failed";
+    return rv;
+  }
+  if (int rv = read_lease_and_root(why); rv < 0) return rv;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    uint32_t io_max = maxreq_ > 1024 ? maxreq_ - 1024 : maxreq_;  // room for the ops
+    wsize_ = std::max<uint32_t>(4096, std::min(o_.wsize, io_max));
+    uint32_t rd_max = maxresp_ > 1024 ? maxresp_ - 1024 : maxresp_;
+    rsize_ = std::max<uint32_t>(4096, std::min(o_.rsize, rd_max));
+  }
+  last_ok_ms_.store(now_ms());
+  renewer_ = std::thread([this] { renew_main(); });
+  return 0;
+}
+
+int Engine::bare(size_t conn, const Build& build, const Decode& decode, std::string* why) {
+  for (int attempt = 0;; ++attempt) {
+    Compound comp(next_xid(), rpc_cred(Cred{}));
+    if (int rc = build(comp); rc < 0) return rc;
+    std::vector<uint8_t> msg;
+    if (int rc = comp.finish(&msg); rc < 0) return rc;
+    auto call = std::make_shared<Call>();
+    call->xid = comp.xid();
+    rpc::frame_record(&call->wire, msg.data(), msg.size());
+    conns_[conn]->submit(call);
+    if (call->wait(std::min(o_.timeout_ms, 10000)) < 0) {
+      *why = "no reply from the server";
+      return -ETIMEDOUT;
+    }
+    if (call->err == -ECONNRESET && attempt < 5) continue;
+    if (call->err < 0) {
+      *why = std::string("transport: ") + std::strerror(-call->err);
+      return call->err;
+    }
+    rpc::XdrDecoder d(call->reply);
+    rpc::ReplyHeader h;
+    if (int rc = decode_compound_rpc(d, call->xid, &h); rc != 0) {
+      *why = d.ok() ? "RPC error" : d.error();
+      return rc < 0 ? rc : -EIO;
+    }
+    ReplyReader r(d);
+    if (r.begin() < 0 || decode(r) < 0 || r.finish() < 0) {
+      *why = std::string("malformed reply: ") + d.error();
+      return -EIO;
+    }
+    if (r.status() != 0) *why = nfs4_status_name(r.status());
+    return static_cast<int>(r.status());
+  }
+}
+
+int Engine::exchange_id(std::string* why) {
+  ExchangeIdRes ex;
+  int st = bare(0,
+      [&](Compound& c) {
+        ExchangeIdArgs a;
+        a.verifier = boot_verf_;
+        a.owner_id.assign(owner_id_.begin(), owner_id_.end());
+        a.flags = EXCHGID4_FLAG_SUPP_MOVED_REFER | EXCHGID4_FLAG_BIND_PRINC_STATEID;
+        a.send_impl_id = true;
+        a.impl_id.domain = "nfsshim.invalid";
+        a.impl_id.name = "nfsshim nfs41 engine";
+        return encode_exchange_id(c, a);
+      },
+      [&](ReplyReader& r) { return decode_exchange_id(r, &ex); }, why);
+  if (st != 0) {
+    *why = "EXCHANGE_ID: " + *why;
+    return st;
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  clientid_ = ex.clientid;
+  cs_seq_ = ex.sequenceid;
+  ++client_gen_;
+  return 0;
+}
+
+int Engine::create_session(std::string* why) {
+  CreateSessionRes cs;
+  uint64_t clientid;
+  uint32_t seq;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    clientid = clientid_;
+    seq = cs_seq_;
+  }
+  int st = bare(0,
+      [&](Compound& c) {
+        CreateSessionArgs a;
+        a.clientid = clientid;
+        a.sequence = seq;
+        a.fore = default_fore_channel(o_.slots);
+        a.fore.maxrequestsize = a.fore.maxresponsesize = std::max(o_.rsize, o_.wsize) + 4096;
+        a.back = default_back_channel();
+        a.cb_program = 0x40000000;
+        a.cb_sec = rpc_cred(Cred{});
+        return encode_create_session(c, a);
+      },
+      [&](ReplyReader& r) { return decode_create_session(r, &cs); }, why);
+  if (st != 0) {
+    *why = "CREATE_SESSION: " + *why;
+    return st;
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  cs_seq_ = seq + 1;
+  sessionid_ = cs.sessionid;
+  slots_.reset(cs.fore.maxrequests);
+  slots_granted_ = cs.fore.maxrequests;
+  maxops_ = cs.fore.maxoperations;
+  maxreq_ = cs.fore.maxrequestsize;
+  maxresp_ = cs.fore.maxresponsesize;
+  have_session_ = true;
+  ++session_gen_;
+  slot_cv_.notify_all();
+  SHIM_LOG_INFO("nfs41: session on {}:{}: {} slots, maxreq {}, maxresp {}", o_.addr, o_.port,
+                slots_granted_, maxreq_, maxresp_);
+  return 0;
+}
+
+int Engine::reclaim_complete() {
+  int rv = run(default_cred(), [](Compound& c) { return encode_reclaim_complete(c, false); },
+               [](ReplyReader& r) {
+                 uint32_t st;
+                 return r.results_left() ? decode_status_only(r, OP_RECLAIM_COMPLETE, &st) : 0;
+               });
+  return rv == -EEXIST ? 0 : rv;  // COMPLETE_ALREADY after a replay
+}
+
+int Engine::read_lease_and_root(std::string* why) {
+  std::vector<std::string> comps;
+  for (size_t i = 0; i < o_.export_path.size();) {
+    size_t j = o_.export_path.find('/', i);
+    if (j == std::string::npos) j = o_.export_path.size();
+    if (j > i) comps.push_back(o_.export_path.substr(i, j - i));
+    i = j + 1;
+  }
+  Bitmap4 want;
+  want.set(FATTR4_LEASE_TIME);
+  GetfhRes gf;
+  GetattrRes ga;
+  int rv = run(default_cred(),
+      [&](Compound& c) {
+        encode_putrootfh(c);
+        for (auto& s : comps)
+          if (int rc = encode_lookup(c, s); rc < 0) return rc;
+        encode_getfh(c);
+        return encode_getattr(c, want);
+      },
+      [&](ReplyReader& r) {
+        uint32_t st;
+        if (r.results_left() && decode_status_only(r, OP_PUTROOTFH, &st) < 0) return -EBADMSG;
+        for (size_t i = 0; i < comps.size(); ++i)
+          if (r.results_left() && decode_status_only(r, OP_LOOKUP, &st) < 0) return -EBADMSG;
+        if (r.results_left() && decode_getfh(r, &gf) < 0) return -EBADMSG;
+        if (r.results_left() && decode_getattr(r, want, &ga) < 0) return -EBADMSG;
+        return 0;
+      });
+  if (rv < 0) {
+    *why = "export '" + o_.export_path + "' on " + o_.addr + ": " + std::strerror(-rv);
+    return rv;
+  }
+  root_.data.assign(gf.fh.begin(), gf.fh.end());
+  std::lock_guard<std::mutex> g(mu_);
+  if (ga.attrs.present.test(FATTR4_LEASE_TIME) && ga.attrs.lease_time > 0)
+    lease_s_ = ga.attrs.lease_time;
+  return 0;
+}
+
+CallPtr Engine::make_bind() {
+  SessionId sid;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!have_session_) return nullptr;
+    sid = sessionid_;
+  }
+  Compound comp(next_xid(), rpc_cred(Cred{}));
+  encode_bind_conn_to_session(comp, sid, CDFC4_FORE);
+  std::vector<uint8_t> msg;
+  if (comp.finish(&msg) < 0) return nullptr;
+  auto call = std::make_shared<Call>();
+  call->xid = comp.xid();
+  rpc::frame_record(&call->wire, msg.data(), msg.size());
+  return call;
+}
+
+int Engine::check_bind(const std::vector<uint8_t>& reply) {
+  rpc::XdrDecoder d(reply);
+  rpc::ReplyHeader h;
+  uint32_t xid = reply.size() >= 4 ? (uint32_t{reply[0]} << 24) | (uint32_t{reply[1]} << 16) |
+                                         (uint32_t{reply[2]} << 8) | reply[3]
+                                   : 0;
+  if (int rc = decode_compound_rpc(d, xid, &h); rc != 0) return rc < 0 ? rc : -EIO;
+  ReplyReader r(d);
+  BindConnRes bc;
+  if (r.begin() < 0 || decode_bind_conn_to_session(r, &bc) < 0 || r.finish() < 0) return -EBADMSG;
+  return static_cast<int>(r.status());
+}
+
+Conn* Engine::pick() {
+  // Least loaded among connected sockets; any socket if none is up (the call waits there).
+  Conn* best = nullptr;
+  bool best_up = false;
+  static std::atomic<size_t> rr{0};
+  size_t start = rr.fetch_add(1);
+  for (size_t k = 0; k < conns_.size(); ++k) {
+    Conn* c = conns_[(start + k) % conns_.size()].get();
+    bool up = c->up();
+    if (!best || (up && !best_up) || (up == best_up && c->inflight() < best->inflight())) {
+      best = c;
+      best_up = up;
+    }
+  }
+  return best;
+}
+
+int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait) {
+  SessionId sid;
+  {
+    std::unique_lock<std::mutex> g(mu_);
+    for (;;) {
+      if ((!recovering_ || tls_in_recovery) && slots_.acquire(&a->t) == 0) break;
+      if (!wait) return -EAGAIN;
+      slot_cv_.wait_for(g, std::chrono::milliseconds(500));
+    }
+    a->session_gen = session_gen_;
+    a->client_gen = client_gen_;
+    sid = sessionid_;
+    peak_slots_ = std::max(peak_slots_, slots_.in_use());
+  }
+  Compound comp(next_xid(), rpc_cred(c));
+  SequenceArgs seq;
+  seq.sessionid = sid;
+  seq.sequenceid = a->t.seqid;
+  seq.slotid = a->t.slotid;
+  seq.highest_slotid = a->t.highest_slotid;
+  seq.cachethis = cachethis;
+  encode_sequence(comp, seq);
+  std::vector<uint8_t> msg;
+  int rc = build(comp);
+  if (rc >= 0) rc = comp.finish(&msg);
+  if (rc < 0) {
+    std::lock_guard<std::mutex> g(mu_);
+    slots_.on_sequence_error(a->t.slotid, NFS4ERR_DELAY);  // never sent: seqid not used
+    slot_cv_.notify_one();
+    return rc;
+  }
+  a->call = std::make_shared<Call>();
+  a->call->xid = comp.xid();
+  rpc::frame_record(&a->call->wire, msg.data(), msg.size());
+  calls_.fetch_add(1);
+  pick()->submit(a->call);
+  return 0;
+}
+
+Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
+  auto release_abandon = [&] {
+    std::lock_guard<std::mutex> g(mu_);
+    if (a->session_gen == session_gen_) slots_.abandon(a->t.slotid);
+    slot_cv_.notify_one();
+  };
+  for (;;) {
+    if (a->call->wait(o_.timeout_ms) < 0) {
+      timeouts_.fetch_add(1);
+      if (!o_.hard && ++a->timeouts > o_.retrans) {
+        release_abandon();
+        return {false, -EIO};
+      }
+      SHIM_LOG_WARN("nfs41: server {}:{} not responding, still trying", o_.addr, o_.port);
+      continue;
+    }
+    if (a->call->err == 0) break;
+    // Connection lost: the same slot and seqid on another (or the reconnected) socket.
+    if (!o_.hard && ++a->timeouts > o_.retrans + 3) {
+      release_abandon();
+      return {false, -EIO};
+    }
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (a->session_gen != session_gen_) return {true, 0};  // new session: start over
+      slots_.on_connection_lost(a->t.slotid);
+      slots_.replay(a->t.slotid, &a->t);
+    }
+    replays_.fetch_add(1);
+    a->replayed = true;
+    auto again = std::make_shared<Call>();
+    again->xid = a->call->xid;
+    again->wire = a->call->wire;
+    a->call = again;
+    pick()->submit(again);
+  }
+
+  rpc::XdrDecoder d(a->call->reply);
+  rpc::ReplyHeader h;
+  if (int rc = decode_compound_rpc(d, a->call->xid, &h); rc != 0) {
+    release_abandon();
+    return {false, rc < 0 ? rc : -EIO};
+  }
+  ReplyReader r(d);
+  SequenceRes sr;
+  if (r.begin() < 0 || decode_sequence(r, &sr) < 0) {
+    release_abandon();
+    return {false, -EIO};
+  }
+  if (sr.status == NFS4ERR_DELAY && a->replayed && a->replay_delays < 50) {
+    // The original is still running on the server, which holds this slot's seqid: send
+    // the same replay again later. A new request would reuse the seqid and be taken for
+    // a replay of the original.
+    sleep_ms(std::min(10 << std::min(a->replay_delays, 6), 1000));
+    ++a->replay_delays;
+    delays_.fetch_add(1);
+    auto again = std::make_shared<Call>();
+    again->xid = a->call->xid;
+    again->wire = a->call->wire;
+    a->call = again;
+    pick()->submit(again);
+    return finish(a, decode);
+  }
+  if (sr.status != 0) {
+    bool slot_retry = false;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (a->session_gen == session_gen_) {
+        slot_retry = slots_.on_sequence_error(a->t.slotid, sr.status);
+      }
+      slot_cv_.notify_one();
+    }
+    switch (nfs4_recovery(sr.status)) {
+      case Recovery::kRetryLater:
+        delays_.fetch_add(1);
+        return {true, 0};
+      case Recovery::kNewSession:
+        if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
+        return {true, 0};
+      case Recovery::kNewClientId:
+        if (int rc = recover_clientid(a->client_gen); rc < 0) return {false, rc};
+        return {true, 0};
+      case Recovery::kSlotResync:
+        if (slot_retry) return {true, 0};
+        SHIM_LOG_WARN("nfs41: SEQUENCE {} on slot {}", nfs4_status_name(sr.status), a->t.slotid);
+        return {false, -EIO};
+      case Recovery::kRetryUncached:
+        return {true, 0};
+      case Recovery::kReconnect:
+        for (auto& c : conns_) c->rebind();
+        return {true, 0};
+      default:
+        return {false, nfs4_errno(sr.status)};
+    }
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (a->session_gen == session_gen_) {
+      slots_.on_sequence_ok(a->t.slotid, sr);
+      uint32_t flags = slots_.take_status_flags();
+      if (seq4_state_revoked(flags))
+        SHIM_LOG_WARN("nfs41: server revoked state (flags 0x{:x})", flags);
+    }
+    slot_cv_.notify_one();
+  }
+  last_ok_ms_.store(now_ms());
+  if (decode(r) < 0 || (r.status() == 0 && r.finish() < 0)) {
+    SHIM_LOG_WARN("nfs41: malformed reply: {}", d.error());
+    return {false, -EIO};
+  }
+  uint32_t st = r.status();
+  if (st == 0) return {false, 0};
+  switch (nfs4_recovery(st)) {
+    case Recovery::kRetryLater:
+      delays_.fetch_add(1);
+      return {true, 0};
+    case Recovery::kWaitGrace:
+      sleep_ms(500);
+      return {true, 0};
+    case Recovery::kNewSession:
+      if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
+      return {true, 0};
+    case Recovery::kNewClientId:
+      if (int rc = recover_clientid(a->client_gen); rc < 0) return {false, rc};
+      return {true, 0};
+    case Recovery::kRecoverStateid: {
+      std::lock_guard<std::mutex> g(mu_);
+      if (a->client_gen != client_gen_) return {true, 0};  // re-opened since: new stateids
+      return {false, nfs4_errno(st)};
+    }
+    default:
+      return {false, nfs4_errno(st)};
+  }
+}
+
+int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool cachethis) {
+  int64_t t0 = now_ms();
+  int backoff = 10;
+  for (int attempt = 0;; ++attempt) {
+    Attempt a;
+    if (int rc = begin(c, build, cachethis, &a, true); rc < 0) return rc;
+    Step s = finish(&a, decode);
+    if (!s.retry) return s.rc;
+    retries_.fetch_add(1);
+    if (!o_.hard && now_ms() - t0 > int64_t{o_.timeout_ms} * (o_.retrans + 1)) return -EIO;
+    if (attempt > 0) {
+      sleep_ms(backoff);
+      backoff = std::min(backoff * 2, 1000);
+    }
+  }
+}
+
+int Engine::run_parallel(const Cred& c, const std::vector<Piece>& pieces) {
+  // Every piece starts at once while slots are free; with none free, the oldest piece is
+  // finished first (waiting for a slot while holding unfinished ones could deadlock).
+  std::deque<std::pair<size_t, std::unique_ptr<Attempt>>> open;
+  int first_err = 0;
+  auto finish_one = [&] {
+    size_t i = open.front().first;
+    std::unique_ptr<Attempt> a = std::move(open.front().second);
+    open.pop_front();
+    Step s = finish(a.get(), pieces[i].decode);
+    int rc = s.retry ? run(c, pieces[i].build, pieces[i].decode, pieces[i].cachethis) : s.rc;
+    if (rc != 0 && first_err == 0) first_err = rc;
+  };
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    auto a = std::make_unique<Attempt>();
+    int rc = begin(c, pieces[i].build, pieces[i].cachethis, a.get(), open.empty());
+    while (rc == -EAGAIN && !open.empty()) {
+      finish_one();
+      rc = begin(c, pieces[i].build, pieces[i].cachethis, a.get(), open.empty());
+    }
+    if (rc < 0) {
+      if (first_err == 0) first_err = rc;
+      continue;
+    }
+    open.emplace_back(i, std::move(a));
+  }
+  while (!open.empty()) finish_one();
+  return first_err;
+}
+
+int Engine::recover_session(uint64_t seen_gen) {
+  if (tls_in_recovery) return -EIO;
+  std::lock_guard<std::mutex> rg(recovery_mu_);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (session_gen_ != seen_gen) return 0;  // another thread did it
+  }
+  RecoveryScope scope;
+  session_recoveries_.fetch_add(1);
+  SHIM_LOG_WARN("nfs41: session lost, creating a new one");
+  std::string why;
+  int st = create_session(&why);
+  if (st > 0 && nfs4_recovery(static_cast<uint32_t>(st)) == Recovery::kNewClientId)
+    return new_client_locked();
+  if (st != 0) {
+    SHIM_LOG_ERROR("nfs41: {}", why);
+    return st < 0 ? st : nfs4_errno(static_cast<uint32_t>(st));
+  }
+  for (size_t i = 1; i < conns_.size(); ++i) conns_[i]->rebind();
+  return 0;
+}
+
+int Engine::recover_clientid(uint64_t seen_gen) {
+  if (tls_in_recovery) return -EIO;
+  std::lock_guard<std::mutex> rg(recovery_mu_);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (client_gen_ != seen_gen) return 0;
+  }
+  RecoveryScope scope;
+  return new_client_locked();
+}
+
+int Engine::new_client_locked() {
+  clientid_recoveries_.fetch_add(1);
+  SHIM_LOG_WARN("nfs41: client id lost (server restart?): new client id, re-opening files");
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    recovering_ = true;  // others wait in begin() until the files are open again
+  }
+  std::string why;
+  int st = exchange_id(&why);
+  if (st == 0) st = create_session(&why);
+  if (st == 0) {
+    for (size_t i = 1; i < conns_.size(); ++i) conns_[i]->rebind();
+    st = reclaim_complete();
+    if (st == 0) st = reopen_all();
+  } else {
+    SHIM_LOG_ERROR("nfs41: {}", why);
+    st = st < 0 ? st : nfs4_errno(static_cast<uint32_t>(st));
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  recovering_ = false;
+  slot_cv_.notify_all();
+  return st;
+}
+
+void Engine::renew_main() {
+  std::unique_lock<std::mutex> g(renew_mu_);
+  while (!stopping_) {
+    renew_cv_.wait_for(g, std::chrono::milliseconds(250));
+    if (stopping_) break;
+    uint32_t lease;
+    {
+      std::lock_guard<std::mutex> m(mu_);
+      lease = lease_s_;
+    }
+    if (now_ms() - last_ok_ms_.load() < int64_t{lease} * 1000 / 3) continue;
+    g.unlock();
+    int rv = run(default_cred(), [](Compound&) { return 0; }, [](ReplyReader&) { return 0; });
+    renewals_.fetch_add(1);
+    if (rv < 0) SHIM_LOG_WARN("nfs41: lease renewal failed: {}", std::strerror(-rv));
+    g.lock();
+  }
+}
+
+int Engine::shutdown() {
+  {
+    std::lock_guard<std::mutex> g(renew_mu_);
+    if (shut_down_) return 0;
+    shut_down_ = true;
+    stopping_ = true;
+  }
+  renew_cv_.notify_all();
+  if (renewer_.joinable()) renewer_.join();
+  bool have;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    have = have_session_;
+  }
+  int first = 0;
+  if (have && !conns_.empty()) {
+    o_.hard = false;  // teardown never hangs on a dead server
+    o_.timeout_ms = std::min(o_.timeout_ms, 5000);
+    std::vector<Open> left;
+    {
+      std::lock_guard<std::mutex> g(opens_mu_);
+      left.assign(open_files_.begin(), open_files_.end());
+    }
+    for (auto& f : left) {
+      int rv = close(default_cred(), f);
+      if (rv != 0 && first == 0) first = rv;
+    }
+    std::string why;
+    SessionId sid;
+    uint64_t cid;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      sid = sessionid_;
+      cid = clientid_;
+    }
+    uint32_t st;
+    int rv = bare(0, [&](Compound& c) { return encode_destroy_session(c, sid); },
+                  [&](ReplyReader& r) { return decode_status_only(r, OP_DESTROY_SESSION, &st); },
+                  &why);
+    if (rv != 0) {
+      SHIM_LOG_WARN("nfs41: DESTROY_SESSION: {}", why);
+      if (first == 0) first = rv < 0 ? rv : nfs4_errno(static_cast<uint32_t>(rv));
+    }
+    rv = bare(0, [&](Compound& c) { return encode_destroy_clientid(c, cid); },
+              [&](ReplyReader& r) { return decode_status_only(r, OP_DESTROY_CLIENTID, &st); },
+              &why);
+    if (rv != 0) {
+      SHIM_LOG_WARN("nfs41: DESTROY_CLIENTID: {}", why);
+      if (first == 0) first = rv < 0 ? rv : nfs4_errno(static_cast<uint32_t>(rv));
+    }
+  }
+  for (auto& c : conns_) c->stop();
+  return first;
+}
+
+Stats Engine::stats() const {
+  Stats s;
+  s.calls = calls_.load();
+  s.retries = retries_.load();
+  s.delays = delays_.load();
+  s.replays = replays_.load();
+  s.timeouts = timeouts_.load();
+  s.session_recoveries = session_recoveries_.load();
+  s.clientid_recoveries = clientid_recoveries_.load();
+  s.reopens = reopens_.load();
+  s.renewals = renewals_.load();
+  s.resent_bytes = resent_bytes_.load();
+  for (auto& c : conns_) {
+    s.calls_per_conn.push_back(c->calls());
+    s.reconnects += c->reconnects();
+    s.binds_ok += c->binds_ok();
+    s.binds_failed += c->binds_failed();
+    nfs::LoopStats ls = c->loop_stats();
+    s.loop_syscalls += ls.syscalls;
+    s.loop_iterations += ls.iterations;
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  s.slots_granted = slots_granted_;
+  s.peak_slots = std::max(peak_slots_, slots_.peak_in_use());
+  s.lease_s = lease_s_;
+  s.maxrequest = maxreq_;
+  s.maxresponse = maxresp_;
+  return s;
+}
+
+void Engine::drop_connection_for_test(size_t i, bool on_next_call) {
+  if (i < conns_.size()) conns_[i]->drop_for_test(on_next_call);
+}
+
+int Engine::conn_local_port(size_t i) const {
+  return i < conns_.size() ? conns_[i]->local_port() : 0;
+}
+
+}  // namespace nfsshim::nfs41

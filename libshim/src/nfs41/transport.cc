@@ -1,0 +1,320 @@
+#include "nfsshim/nfs41/transport.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "nfsshim/log.h"
+
+namespace nfsshim::nfs41 {
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void Call::complete(int e, std::vector<uint8_t> r) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (done_) return;
+  err = e;
+  reply = std::move(r);
+  done_ = true;
+  cv_.notify_all();
+}
+
+int Call::wait(int timeout_ms) {
+  std::unique_lock<std::mutex> g(mu_);
+  if (!cv_.wait_for(g, std::chrono::milliseconds(timeout_ms), [&] { return done_; }))
+    return -ETIMEDOUT;
+  return 0;
+}
+
+Conn::Conn(int index, std::string addr, int port, Hooks hooks)
+    : index_(index), addr_(std::move(addr)), port_(port), hooks_(std::move(hooks)) {}
+
+Conn::~Conn() { stop(); }
+
+nfs::IoBackend Conn::backend() const { return loop_ ? loop_->backend() : nfs::IoBackend::kAuto; }
+
+nfs::LoopStats Conn::loop_stats() const { return loop_ ? loop_->stats() : nfs::LoopStats{}; }
+
+int Conn::connect_socket(std::string* why) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    int e = errno;
+    *why = std::string("socket: ") + std::strerror(e);
+    return -e;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port_));
+  if (inet_pton(AF_INET, addr_.c_str(), &sa.sin_addr) != 1) {
+    ::close(fd);
+    *why = "not an IPv4 address: '" + addr_ + "'";
+    return -EINVAL;
+  }
+  // Non-blocking connect bounded by poll: 3 s, signals do not cut it short.
+  int e = 0;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
+    e = errno;
+    if (e == EINPROGRESS || e == EINTR) {
+      int64_t deadline = now_ms() + 3000;
+      pollfd p{fd, POLLOUT, 0};
+      int n;
+      do {
+        n = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, deadline - now_ms())));
+      } while (n < 0 && errno == EINTR);
+      socklen_t el = sizeof e;
+      if (n == 0) e = ETIMEDOUT;
+      else if (n < 0) e = errno;
+      else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0) e = errno;
+    }
+  }
+  if (e != 0) {
+    ::close(fd);
+    *why = "connect " + addr_ + ":" + std::to_string(port_) + ": " + std::strerror(e);
+    return -e;
+  }
+  sockaddr_in local{};
+  socklen_t len = sizeof local;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0)
+    local_port_.store(ntohs(local.sin_port));
+  return fd;
+}
+
+int Conn::start(nfs::IoBackend io, std::string* why) {
+  if (int rv = nfs::EventLoop::create(io, &loop_, why); rv < 0) return rv;
+  int fd = connect_socket(why);
+  if (fd < 0) return fd;
+  fd_ = fd;
+  state_ = State::kUp;  // the first socket needs no bind: the session is made on it
+  up_.store(true);
+  thread_ = std::thread([this] { thread_main(); });
+  loop_->post([this] { rearm(); });
+  return 0;
+}
+
+void Conn::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true);
+  loop_->post([] {});
+  thread_.join();
+  if (fd_ >= 0) {
+    loop_->forget(fd_);
+    ::close(fd_);
+    fd_ = -1;
+  }
+  for (auto& kv : pending_) kv.second->complete(-ESHUTDOWN, {});
+  pending_.clear();
+  for (auto& c : held_) c->complete(-ESHUTDOWN, {});
+  held_.clear();
+  up_.store(false);
+}
+
+void Conn::thread_main() {
+  while (!stopping_.load()) {
+    loop_->run_once(state_ == State::kDown ? 20 : 200);
+    if (state_ == State::kDown && !stopping_.load() && now_ms() >= reconnect_at_ms_)
+      try_reconnect();
+  }
+}
+
+void Conn::submit(const CallPtr& c) {
+  inflight_.fetch_add(1);
+  loop_->post([this, c] {
+    if (state_ == State::kUp) {
+      enqueue_locked_loop(c);
+      flush();
+      if (fd_ >= 0 && drop_next_.exchange(false)) {
+        // Written, reply never read: the call is surely in flight when the socket dies.
+        ::shutdown(fd_, SHUT_RDWR);
+        lose("dropped by the test hook");
+      }
+    } else {
+      held_.push_back(c);
+    }
+  });
+}
+
+void Conn::rebind() {
+  loop_->post([this] {
+    if (state_ == State::kUp) start_bind();
+  });
+}
+
+void Conn::drop_for_test(bool on_next_call) {
+  if (on_next_call) {
+    drop_next_.store(true);
+    return;
+  }
+  loop_->post([this] {
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  });
+}
+
+void Conn::enqueue_locked_loop(const CallPtr& c) {
+  pending_[c->xid] = c;
+  outq_.push_back(c->wire);
+  calls_.fetch_add(1);
+}
+
+void Conn::start_bind() {
+  CallPtr b = hooks_.make_bind ? hooks_.make_bind() : nullptr;
+  if (!b) {
+    state_ = State::kUp;
+    up_.store(true);
+    return;
+  }
+  state_ = State::kBinding;
+  up_.store(false);
+  bind_call_ = b;
+  outq_.push_back(b->wire);
+  flush();
+}
+
+void Conn::flush() {
+  while (fd_ >= 0 && !outq_.empty()) {
+    const std::vector<uint8_t>& front = outq_.front();
+    ssize_t n = ::send(fd_, front.data() + out_off_, front.size() - out_off_,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      lose(std::strerror(errno));
+      return;
+    }
+    out_off_ += static_cast<size_t>(n);
+    if (out_off_ == front.size()) {
+      outq_.pop_front();
+      out_off_ = 0;
+    }
+  }
+  rearm();
+}
+
+void Conn::rearm() {
+  if (fd_ < 0) return;
+  uint32_t want = POLLIN | (outq_.empty() ? 0 : POLLOUT);
+  if (want == armed_) return;
+  if (loop_->arm(fd_, want, this) == 0) armed_ = want;
+}
+
+void Conn::on_fd_ready(int fd, uint32_t revents) {
+  if (fd != fd_) return;  // a socket closed since
+  armed_ = 0;
+  if (revents & POLLOUT) flush();
+  if (fd_ >= 0 && (revents & (POLLIN | POLLERR | POLLHUP))) read_ready();
+  rearm();
+}
+
+void Conn::read_ready() {
+  static thread_local std::vector<uint8_t> buf(256 * 1024);
+  for (;;) {
+    ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {
+      lose(n == 0 ? "server closed the connection" : std::strerror(errno));
+      return;
+    }
+    if (framer_.feed(buf.data(), static_cast<size_t>(n)) < 0) {
+      lose("bad record marking");
+      return;
+    }
+    std::vector<uint8_t> rec;
+    while (fd_ >= 0 && framer_.next(&rec)) dispatch(std::move(rec));
+    if (fd_ < 0) return;
+    if (static_cast<size_t>(n) < buf.size()) break;
+  }
+}
+
+void Conn::dispatch(std::vector<uint8_t> rec) {
+  if (rec.size() < 4) return;
+  uint32_t xid = (uint32_t{rec[0]} << 24) | (uint32_t{rec[1]} << 16) | (uint32_t{rec[2]} << 8) | rec[3];
+  if (bind_call_ && xid == bind_call_->xid) {
+    int rv = hooks_.check_bind(rec);
+    bind_call_.reset();
+    if (rv == 0) {
+      binds_ok_.fetch_add(1);
+    } else {
+      // Still usable: with SP4_NONE the server binds on first SEQUENCE, and a dead
+      // session is found (and recovered) by the callers' SEQUENCE.
+      binds_failed_.fetch_add(1);
+      SHIM_LOG_WARN("nfs41: conn {}: BIND_CONN_TO_SESSION failed ({})", index_, rv);
+    }
+    state_ = State::kUp;
+    up_.store(true);
+    while (!held_.empty()) {
+      enqueue_locked_loop(held_.front());
+      held_.pop_front();
+    }
+    flush();
+    return;
+  }
+  auto it = pending_.find(xid);
+  if (it == pending_.end()) return;  // abandoned (soft timeout) or a stray reply
+  CallPtr c = it->second;
+  pending_.erase(it);
+  inflight_.fetch_sub(1);
+  c->complete(0, std::move(rec));
+}
+
+void Conn::lose(const char* why) {
+  if (fd_ < 0) return;
+  SHIM_LOG_WARN("nfs41: conn {} lost: {}", index_, why);
+  loop_->forget(fd_);
+  ::close(fd_);
+  fd_ = -1;
+  armed_ = 0;
+  state_ = State::kDown;
+  up_.store(false);
+  framer_ = rpc::RecordFramer(8u << 20);
+  outq_.clear();
+  out_off_ = 0;
+  bind_call_.reset();
+  for (auto& kv : pending_) {
+    inflight_.fetch_sub(1);
+    kv.second->complete(-ECONNRESET, {});
+  }
+  pending_.clear();
+  reconnect_at_ms_ = now_ms() + backoff_ms_;
+}
+
+void Conn::try_reconnect() {
+  std::string why;
+  int fd = connect_socket(&why);
+  if (fd < 0) {
+    backoff_ms_ = std::min(backoff_ms_ * 2, 2000);
+    reconnect_at_ms_ = now_ms() + backoff_ms_;
+    return;
+  }
+  backoff_ms_ = 50;
+  fd_ = fd;
+  reconnects_.fetch_add(1);
+  SHIM_LOG_INFO("nfs41: conn {} reconnected", index_);
+  start_bind();
+  if (state_ == State::kUp) {
+    while (!held_.empty()) {
+      enqueue_locked_loop(held_.front());
+      held_.pop_front();
+    }
+    flush();
+  }
+  rearm();
+}
+
+}  // namespace nfsshim::nfs41

@@ -1,0 +1,235 @@
+// The NFSv4.1 engine's transport (libshim/src/nfs41/transport.cc) against an in-process
+// TCP echo server on loopback: records framed, matched by xid, big records written in
+// parts, a dropped connection failing its calls with -ECONNRESET and coming back (with
+// the bind call first when a session exists). For the io_uring and the epoll loop.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "nfsshim/nfs41/transport.h"
+#include "nfsshim/rpc/record_marking.h"
+
+using nfsshim::nfs::IoBackend;
+using namespace nfsshim::nfs41;
+
+namespace {
+
+// Accepts connections; echoes every record back. After DROP_AFTER records (0: never)
+// on a connection it closes that connection without answering the last one.
+class EchoServer {
+ public:
+  EchoServer() {
+    lfd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(lfd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(lfd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    EXPECT_EQ(::listen(lfd_, 16), 0);
+    socklen_t len = sizeof sa;
+    getsockname(lfd_, reinterpret_cast<sockaddr*>(&sa), &len);
+    port_ = ntohs(sa.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~EchoServer() {
+    stop_.store(true);
+    ::shutdown(lfd_, SHUT_RDWR);
+    acceptor_.join();
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+    }
+    for (auto& t : workers_) t.join();
+    ::close(lfd_);
+  }
+  int port() const { return port_; }
+  std::atomic<int> drop_after{0};
+  std::atomic<int> connections{0};
+
+ private:
+  void accept_loop() {
+    for (;;) {
+      int fd = ::accept4(lfd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0 || stop_.load()) {
+        if (fd >= 0) ::close(fd);
+        return;
+      }
+      ++connections;
+      std::lock_guard<std::mutex> g(mu_);
+      fds_.push_back(fd);
+      workers_.emplace_back([this, fd] { serve(fd); });
+    }
+  }
+  void serve(int fd) {
+    nfsshim::rpc::RecordFramer framer(16u << 20);
+    std::vector<uint8_t> buf(65536), rec, out;
+    int seen = 0;
+    for (;;) {
+      ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0 || framer.feed(buf.data(), static_cast<size_t>(n)) < 0) break;
+      while (framer.next(&rec)) {
+        if (drop_after.load() > 0 && ++seen >= drop_after.load()) {
+          drop_after.store(0);
+          ::shutdown(fd, SHUT_RDWR);
+          return;
+        }
+        out.clear();
+        nfsshim::rpc::frame_record(&out, rec.data(), rec.size());
+        for (size_t off = 0; off < out.size();) {
+          ssize_t w = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+          if (w <= 0) return;
+          off += static_cast<size_t>(w);
+        }
+      }
+    }
+  }
+  int lfd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<int> fds_;
+  std::vector<std::thread> workers_;
+};
+
+CallPtr make_call(uint32_t xid, size_t size) {
+  auto c = std::make_shared<Call>();
+  c->xid = xid;
+  std::vector<uint8_t> msg(std::max<size_t>(size, 8));
+  for (size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<uint8_t>(xid * 31 + i);
+  msg[0] = static_cast<uint8_t>(xid >> 24);
+  msg[1] = static_cast<uint8_t>(xid >> 16);
+  msg[2] = static_cast<uint8_t>(xid >> 8);
+  msg[3] = static_cast<uint8_t>(xid);
+  nfsshim::rpc::frame_record(&c->wire, msg.data(), msg.size());
+  return c;
+}
+
+// The echoed record equals the message framed into the call.
+bool echoed(const Call& c) {
+  return c.err == 0 && c.reply.size() + 4 == c.wire.size() &&
+         std::memcmp(c.reply.data(), c.wire.data() + 4, c.reply.size()) == 0;
+}
+
+class Nfs41Transport : public ::testing::TestWithParam<IoBackend> {};
+
+TEST_P(Nfs41Transport, ManyCallsFromManyThreadsBigAndSmall) {
+  EchoServer srv;
+  Conn conn(0, "127.0.0.1", srv.port(), {});
+  std::string why;
+  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
+  EXPECT_EQ(conn.backend(), GetParam());
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([&, t] {
+      std::vector<CallPtr> calls;
+      for (int i = 0; i < 100; ++i) {
+        uint32_t xid = static_cast<uint32_t>(t * 100000 + i + 1);
+        // Every 25th call is 2 MiB: more than a socket buffer, written in parts.
+        calls.push_back(make_call(xid, i % 25 == 0 ? (2u << 20) + i : 100 + i));
+        conn.submit(calls.back());
+      }
+      for (auto& c : calls) {
+        if (c->wait(20000) != 0 || !echoed(*c)) ++bad;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(conn.calls(), 400u);
+  EXPECT_EQ(conn.inflight(), 0u);
+  conn.stop();
+}
+
+TEST_P(Nfs41Transport, LostConnectionFailsInflightAndReconnects) {
+  EchoServer srv;
+  srv.drop_after.store(5);  // the 5th record kills the connection
+  Conn conn(0, "127.0.0.1", srv.port(), {});
+  std::string why;
+  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
+  std::vector<CallPtr> calls;
+  for (uint32_t i = 1; i <= 5; ++i) {
+    calls.push_back(make_call(i, 64));
+    conn.submit(calls.back());
+  }
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(calls[i]->wait(10000), 0);
+    EXPECT_TRUE(echoed(*calls[i])) << i;
+  }
+  ASSERT_EQ(calls[4]->wait(10000), 0);
+  EXPECT_EQ(calls[4]->err, -ECONNRESET);
+  // Reconnects by itself; later calls go through.
+  auto again = make_call(99, 64);
+  conn.submit(again);
+  ASSERT_EQ(again->wait(10000), 0);
+  EXPECT_TRUE(echoed(*again));
+  EXPECT_EQ(conn.reconnects(), 1u);
+  EXPECT_EQ(srv.connections.load(), 2);
+  conn.stop();
+}
+
+TEST_P(Nfs41Transport, NewSocketIsBoundBeforeAnythingElse) {
+  EchoServer srv;
+  std::atomic<int> binds{0};
+  std::vector<uint32_t> order;
+  std::mutex order_mu;
+  std::atomic<Call*> watched{nullptr};
+  std::atomic<bool> answered_before_bind{false};
+  Conn::Hooks hooks;
+  hooks.make_bind = [&] { return make_call(0xB1D00000u + static_cast<uint32_t>(++binds), 32); };
+  hooks.check_bind = [&](const std::vector<uint8_t>& r) {
+    std::lock_guard<std::mutex> g(order_mu);
+    order.push_back((uint32_t{r[0]} << 24) | (uint32_t{r[1]} << 16) | (uint32_t{r[2]} << 8) | r[3]);
+    Call* w = watched.load();
+    if (w && w->wait(0) == 0 && w->err == 0) answered_before_bind = true;
+    return 0;
+  };
+  Conn conn(0, "127.0.0.1", srv.port(), hooks);
+  std::string why;
+  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
+  conn.rebind();  // as the engine does once the session exists
+  auto c1 = make_call(1, 64);
+  conn.submit(c1);
+  ASSERT_EQ(c1->wait(10000), 0);
+  EXPECT_TRUE(echoed(*c1));
+  conn.drop_for_test();
+  // Submitted while down or binding: held until the bind reply came.
+  auto c2 = make_call(2, 64);
+  watched = c2.get();
+  conn.submit(c2);
+  ASSERT_EQ(c2->wait(10000), 0);
+  if (c2->err == -ECONNRESET) {  // it raced into the dying socket: send it again
+    auto fresh = make_call(2, 64);
+    watched = fresh.get();  // before the old call is freed
+    c2 = fresh;
+    conn.submit(c2);
+    ASSERT_EQ(c2->wait(10000), 0);
+  }
+  EXPECT_TRUE(echoed(*c2));
+  EXPECT_FALSE(answered_before_bind.load());
+  {
+    std::lock_guard<std::mutex> g(order_mu);
+    EXPECT_EQ(order, (std::vector<uint32_t>{0xB1D00001u, 0xB1D00002u}));
+  }
+  EXPECT_EQ(conn.binds_ok(), 2u);
+  EXPECT_EQ(conn.reconnects(), 1u);
+  conn.stop();
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Nfs41Transport,
+                         ::testing::Values(IoBackend::kUring, IoBackend::kEpoll),
+                         [](const ::testing::TestParamInfo<IoBackend>& i) {
+                           return std::string(i.param == IoBackend::kUring ? "uring" : "epoll");
+                         });
+
+}  // namespace
