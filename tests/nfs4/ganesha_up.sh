@@ -1,9 +1,9 @@
 #!/bin/bash
 # ganesha_up.sh STATE_DIR EXPORT_DIR ADDR PORT: start nfs-ganesha 4.3 (FSAL VFS, NFSv4
-# only, minor versions 0-2) for the nfs4 tests, in the background, in a private mount
-# namespace with its own /run (so it never touches the host's /run/ganesha). Adapted
-# from the nfs-lab recipe: graceless (no 90 s grace period at start), a 20 s lease,
-# 180 fore-channel session slots as on ONTAP. Prints GANESHA_PID=...; the caller stops
+# only, minor versions 0-2) for the nfs4 and nfs41 tests, in the background, in a private
+# mount namespace with its own /run (so it never touches the host's /run/ganesha). Adapted
+# from the nfs-lab recipe: graceless (no 90 s grace period at start), a lease of
+# $GANESHA_LEASE seconds (default 20), 180 fore-channel session slots as on ONTAP. Prints GANESHA_PID=...; the caller stops
 # it with `kill PID` (ganesha_test.sh does, in its EXIT trap).
 set -euo pipefail
 [ $# -eq 4 ] || { echo "usage: $0 STATE_DIR EXPORT_DIR ADDR PORT" >&2; exit 2; }
@@ -27,7 +27,7 @@ NFS_CORE_PARAM {
 }
 NFSV4 {
     Graceless = true;
-    Lease_Lifetime = 20;
+    Lease_Lifetime = ${GANESHA_LEASE:-20};
     Slot_Table_Size = 180;
     Minor_Versions = 0, 1, 2;
     RecoveryBackend = fs;

@@ -8,6 +8,8 @@
 set -euo pipefail
 PORT=$1 BIN=$2; shift 2
 here=$(cd "$(dirname "$0")" && pwd)
+# A short lease, so that "idle for twice the lease" is quick (tests/nfs4/ganesha_up.sh).
+export GANESHA_LEASE=${NFS41_LEASE:-5}
 ADDR=127.0.0.1
 root=$(mktemp -d /tmp/nfsshim-nfs41.XXXXXX)
 cleanup() {
@@ -31,7 +33,7 @@ set -eu
 pid=\$(cat "$root/pid")
 kill -9 "\$pid" 2>/dev/null || true
 for _ in \$(seq 200); do kill -0 "\$pid" 2>/dev/null || break; sleep 0.05; done
-out=\$("$here/ganesha_up.sh" "$root/state" "$root/export" "$ADDR" "$PORT")
+out=\$("$here/../nfs4/ganesha_up.sh" "$root/state" "$root/export" "$ADDR" "$PORT")
 sed -n 's/^GANESHA_PID=//p' <<<"\$out" > "$root/pid"
 RESTART
 chmod +x "$root/restart.sh"
@@ -44,7 +46,7 @@ for _ in \$(seq 200); do kill -0 "\$pid" 2>/dev/null || break; sleep 0.05; done
 STOP
 chmod +x "$root/stop.sh"
 
-out=$("$here/ganesha_up.sh" "$root/state" "$root/export" "$ADDR" "$PORT")
+out=$("$here/../nfs4/ganesha_up.sh" "$root/state" "$root/export" "$ADDR" "$PORT")
 sed -n 's/^GANESHA_PID=//p' <<<"$out" > "$root/pid"
 [ -s "$root/pid" ] || { echo "no ganesha pid: $out" >&2; exit 1; }
 
