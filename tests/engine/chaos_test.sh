@@ -47,7 +47,7 @@ elif [ "$mode" = kill-conn ]; then
   done
 else
   sleep 0.5
-  kill -9 "$(cat "$work/state/ganesha.pid")"
+  ganesha_crash "$work/state"
   echo "ganesha killed (SIGKILL) mid-transfer"
   sleep 1
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha restart"

@@ -3,6 +3,8 @@
 # Adapted from the nfs-lab recipe; sourced by the test scripts:
 #   ganesha_start STATE EXPORT_DIR PORT MNT_PORT [VFS|MEM]   sets GANESHA_PID
 #   ganesha_stop STATE
+#   ganesha_crash STATE   SIGKILL ganesha (a server crash) and stop its rpcbind, so that
+#                         ganesha_start can start both again
 # ganesha and its private rpcbind run in their own mount namespace with a private /run;
 # rpcbind also gets an empty network namespace, so clients must name nfsport/mountport.
 # Everything started is recorded in STATE/*.pid and stopped by PID.
@@ -82,4 +84,19 @@ ganesha_stop() {
     kill -9 "$pid" 2>/dev/null || true
     rm -f "$state/$f"
   done
+}
+
+# A server crash: ganesha gets SIGKILL; its rpcbind is stopped too (a restart starts a new
+# one, and the old one must not outlive the test).
+ganesha_crash() {
+  local state=$1 pid i
+  [ -s "$state/ganesha.pid" ] && kill -9 "$(cat "$state/ganesha.pid")" 2>/dev/null
+  if [ -s "$state/rpcbind.pid" ]; then
+    pid=$(cat "$state/rpcbind.pid")
+    kill "$pid" 2>/dev/null || true
+    for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$state/rpcbind.pid"
+  fi
+  return 0
 }
