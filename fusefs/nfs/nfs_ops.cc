@@ -59,7 +59,12 @@ bool hidden(fuse_ino_t parent, const char* name, const NfsFs& fs) {
   return parent == FUSE_ROOT_ID && fs.graveyard_name == name;
 }
 
-void reply_entry(fuse_req_t req, const nfs::Fh& fh, const nfs::Attr& a) {
+// Replies the entry of a call that returned RV with FH and A, or its error.
+void reply_entry(fuse_req_t req, int rv, const nfs::Fh& fh, const nfs::Attr& a) {
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
   NfsFs& fs = fs_of(req);
   auto n = fs.nodes->remember(fh);
   fuse_entry_param e;
@@ -88,11 +93,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
   nfs::Fh fh;
   nfs::Attr a;
   int rv = fs.engine->lookup(cred_of(req), p->fh, name, &fh, &a);
-  if (rv < 0) {
-    fuse_reply_err(req, -rv);
-    return;
-  }
-  reply_entry(req, fh, a);
+  reply_entry(req, rv, fh, a);
 }
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) noexcept {
@@ -179,11 +180,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
   nfs::Fh fh;
   nfs::Attr a;
   int rv = fs.engine->mkdir(cred_of(req), p->fh, name, mode & 07777, &fh, &a);
-  if (rv < 0) {
-    fuse_reply_err(req, -rv);
-    return;
-  }
-  reply_entry(req, fh, a);
+  reply_entry(req, rv, fh, a);
 }
 
 void op_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) noexcept {
@@ -196,11 +193,7 @@ void op_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char*
   nfs::Fh fh;
   nfs::Attr a;
   int rv = fs.engine->symlink(cred_of(req), p->fh, name, link, &fh, &a);
-  if (rv < 0) {
-    fuse_reply_err(req, -rv);
-    return;
-  }
-  reply_entry(req, fh, a);
+  reply_entry(req, rv, fh, a);
 }
 
 void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) noexcept {
@@ -215,11 +208,7 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* n
   int rv = fs.engine->link(c, n->fh, p->fh, newname);
   nfs::Attr a;
   if (rv == 0) rv = fs.engine->getattr(c, n->fh, &a);
-  if (rv < 0) {
-    fuse_reply_err(req, -rv);
-    return;
-  }
-  reply_entry(req, n->fh, a);
+  reply_entry(req, rv, n->fh, a);
 }
 
 // True if FH is a regular file with one name that is open through the mount: removing that
@@ -557,11 +546,7 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   nfs::Fh fh;
   nfs::Attr a;
   int rv = fs.engine->create(cred_of(req), p->fh, name, mode & 07777, true, &fh, &a);
-  if (rv < 0) {
-    fuse_reply_err(req, -rv);
-    return;
-  }
-  reply_entry(req, fh, a);
+  reply_entry(req, rv, fh, a);
 }
 
 }  // namespace
