@@ -1,7 +1,9 @@
-// The FUSE backend over the direct NFS engine (SOURCE = nfs://...): inodes are file handles,
-// every operation is an NFSv3 call made with the FUSE caller's identity, and a file unlinked
-// (or renamed over) while open through the mount is renamed into the graveyard on the export
-// (/.graveyard.nfsshim/u<uid>, hidden from the mount) and removed at its last release.
+// The FUSE backend over a direct NFS engine (SOURCE = nfs://..., vers=3 or 4.1, client.h):
+// inodes are file handles, every operation is an NFS call made with the FUSE caller's
+// identity, and a file unlinked (or renamed over) while open through the mount is renamed
+// into the graveyard on the export (/.graveyard.nfsshim/u<uid>, hidden from the mount) and
+// removed at its last release, unless the server keeps unlinked open files itself (NFSv4.1
+// OPEN4_RESULT_PRESERVE_UNLINKED): then it is a plain REMOVE.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <unordered_map>
 
 #include "fuse_api.h"
+#include "nfs/client.h"
 #include "nfsshim/nfs/engine.h"
 #include "options.h"
 
@@ -26,8 +29,8 @@ struct Node {
   std::mutex mu;                               // node_mu_1: the fields below
   uint64_t nlookup = 0;
   int nopen = 0;
-  std::string buried;                          // graveyard entry name while buried
-  std::shared_ptr<nfs::UnstableWriter> writer; // UNSTABLE data since the last COMMIT
+  std::string buried;          // graveyard entry name while buried
+  std::shared_ptr<FileIo> io;  // while open: open state, UNSTABLE data since the last COMMIT
 };
 
 // ino <-> file handle. Node ids are our own counter (never reused), st_ino is the fileid.
@@ -50,7 +53,7 @@ class NodeTable {
 
 struct NfsFs {
   Options opts;
-  std::unique_ptr<nfs::Engine> engine;
+  std::unique_ptr<Client> client;
   std::unique_ptr<NodeTable> nodes;
   std::string graveyard_name;  // in the export root
   nfs::Fh graveyard;           // .../u<uid>

@@ -12,7 +12,7 @@
 namespace nfsshim::fuse::nfsfs {
 namespace {
 
-int lookup_or_mkdir(nfs::Engine& e, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name,
+int lookup_or_mkdir(Client& e, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name,
                     uint32_t mode, nfs::Fh* out) {
   int rv = e.lookup(c, dir, name, out, nullptr);
   if (rv != -ENOENT) return rv;
@@ -24,7 +24,7 @@ int lookup_or_mkdir(nfs::Engine& e, const nfs::Cred& c, const nfs::Fh& dir, cons
 }  // namespace
 
 int open_graveyard(NfsFs& fs, std::string* why) {
-  nfs::Engine& e = *fs.engine;
+  Client& e = *fs.client;
   nfs::Cred c = e.default_cred();
   nfs::Fh top;
   int rv = lookup_or_mkdir(e, c, e.root(), fs.graveyard_name, 0711, &top);
@@ -72,7 +72,7 @@ int bury(NfsFs& fs, const nfs::Fh& dir, const std::string& name, std::string* en
     en.seq = ++fs.bury_seq;
   }
   *entry = en.format();
-  nfs::Engine& e = *fs.engine;
+  Client& e = *fs.client;
   return e.rename(e.default_cred(), dir, name, fs.graveyard, *entry);
 }
 

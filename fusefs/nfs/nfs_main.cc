@@ -22,7 +22,7 @@ int fail(const char* prog, const std::string& msg) {
 }
 
 int open_engine(NfsFs& fs, const nfs::NfsUrl& url, std::string* why) {
-  int rv = nfs::Engine::open(url, &fs.engine, why);
+  int rv = open_client(url, &fs.client, why);
   if (rv < 0) return rv;
   return open_graveyard(fs, why);
 }
@@ -43,7 +43,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     fs.graveyard_name = opts.graveyard;
   }
   if (open_engine(fs, url, &why) < 0) return fail(prog, opts.source + ": " + why);
-  fs.nodes = std::make_unique<NodeTable>(fs.engine->root());
+  fs.nodes = std::make_unique<NodeTable>(fs.client->root());
 
   struct stat st;
   if (::stat(opts.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
@@ -60,12 +60,11 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     fuse_session_destroy(se);
     return fail(prog, "cannot mount on '" + opts.mountpoint + "' (see the message above)");
   }
-  SHIM_LOG_INFO("mounted {} on {} (direct NFSv3 engine, {} connections, {})", opts.source, opts.mountpoint,
-                url.nconnect, nfs::io_backend_name(fs.engine->backend()));
+  SHIM_LOG_INFO("mounted {} on {} ({})", opts.source, opts.mountpoint, fs.client->describe());
   int rv = 0;
   if (!opts.foreground) {
     // The engine's loop threads do not survive fork: stop them and start again in the child.
-    fs.engine.reset();
+    fs.client.reset();
     if (fuse_daemonize(0) != 0 || open_engine(fs, url, &why) < 0) {
       SHIM_LOG_ERROR("after detaching: {}", why);
       rv = 1;

@@ -1,13 +1,12 @@
-// FUSE low-level operations over the engine. Every op: take the caller's identity, make the
-// NFSv3 calls, reply once. Errors from the engine are -errno; replies take +errno.
+// FUSE low-level operations over a direct engine (client.h). Every op: take the caller's
+// identity, make the NFS calls, reply once. Errors from the client are -errno; replies
+// take +errno.
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
 #include <cstring>
 #include <vector>
-
-#include <nfsc/libnfs-raw-nfs.h>
 
 #include "nfs/nfs_fs.h"
 #include "nfsshim/log.h"
@@ -23,9 +22,10 @@ nfs::Cred cred_of(fuse_req_t req, bool with_groups = true) {
   NfsFs& fs = fs_of(req);
   const fuse_ctx* ctx = fuse_req_ctx(req);
   nfs::Cred c;
-  c.uid = fs.engine->url().uid >= 0 ? static_cast<uint32_t>(fs.engine->url().uid) : ctx->uid;
-  c.gid = fs.engine->url().gid >= 0 ? static_cast<uint32_t>(fs.engine->url().gid) : ctx->gid;
-  if (with_groups && fs.engine->url().uid < 0) {
+  const int fixed_uid = fs.client->fixed_uid(), fixed_gid = fs.client->fixed_gid();
+  c.uid = fixed_uid >= 0 ? static_cast<uint32_t>(fixed_uid) : ctx->uid;
+  c.gid = fixed_gid >= 0 ? static_cast<uint32_t>(fixed_gid) : ctx->gid;
+  if (with_groups && fixed_uid < 0) {
     gid_t groups[16];
     int n = fuse_req_getgroups(req, 16, groups);
     for (int i = 0; i < n && i < 16; ++i) c.groups.push_back(groups[i]);
@@ -92,7 +92,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
-  int rv = fs.engine->lookup(cred_of(req), p->fh, name, &fh, &a);
+  int rv = fs.client->lookup(cred_of(req), p->fh, name, &fh, &a);
   reply_entry(req, rv, fh, a);
 }
 
@@ -109,7 +109,7 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) no
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
   NODE_OR_FAIL(n, req, ino);
   nfs::Attr a;
-  int rv = fs_of(req).engine->getattr(cred_of(req, false), n->fh, &a);
+  int rv = fs_of(req).client->getattr(cred_of(req, false), n->fh, &a);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
@@ -140,16 +140,16 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   sa.mtime_val = attr->st_mtim;
   if (sa.set_size) {
     // Unstable data below the new size must not come back after the truncate via a resend.
-    std::shared_ptr<nfs::UnstableWriter> w;
+    std::shared_ptr<FileIo> io;
     {
       std::lock_guard<std::mutex> g(n->mu);
-      w = n->writer;
+      io = n->io;
     }
-    if (w) w->commit(c);
+    if (io) io->commit(c);
   }
-  int rv = fs.engine->setattr(c, n->fh, sa, nullptr);
+  int rv = fs.client->setattr(c, n->fh, sa);
   nfs::Attr a;
-  if (rv == 0) rv = fs.engine->getattr(c, n->fh, &a);
+  if (rv == 0) rv = fs.client->getattr(c, n->fh, &a);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
@@ -162,7 +162,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
 void op_readlink(fuse_req_t req, fuse_ino_t ino) noexcept {
   NODE_OR_FAIL(n, req, ino);
   std::string target;
-  int rv = fs_of(req).engine->readlink(cred_of(req), n->fh, &target);
+  int rv = fs_of(req).client->readlink(cred_of(req), n->fh, &target);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
@@ -179,7 +179,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
-  int rv = fs.engine->mkdir(cred_of(req), p->fh, name, mode & 07777, &fh, &a);
+  int rv = fs.client->mkdir(cred_of(req), p->fh, name, mode & 07777, &fh, &a);
   reply_entry(req, rv, fh, a);
 }
 
@@ -192,7 +192,7 @@ void op_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char*
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
-  int rv = fs.engine->symlink(cred_of(req), p->fh, name, link, &fh, &a);
+  int rv = fs.client->symlink(cred_of(req), p->fh, name, link, &fh, &a);
   reply_entry(req, rv, fh, a);
 }
 
@@ -205,27 +205,36 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* n
   NODE_OR_FAIL(n, req, ino);
   NODE_OR_FAIL(p, req, newparent);
   nfs::Cred c = cred_of(req);
-  int rv = fs.engine->link(c, n->fh, p->fh, newname);
+  int rv = fs.client->link(c, n->fh, p->fh, newname);
   nfs::Attr a;
-  if (rv == 0) rv = fs.engine->getattr(c, n->fh, &a);
+  if (rv == 0) rv = fs.client->getattr(c, n->fh, &a);
   reply_entry(req, rv, n->fh, a);
 }
 
-// True if FH is a regular file with one name that is open through the mount: removing that
-// name must keep the data for the holders (bury instead).
+// True if removing the name of FH (attributes A) must keep the data for holders through the
+// mount: bury it instead (client.h's must_bury).
 bool held_open(NfsFs& fs, const nfs::Fh& fh, const nfs::Attr& a) {
-  if (a.type != NF3REG || a.nlink > 1) return false;
   auto n = fs.nodes->find(fh);
   if (!n) return false;
-  std::lock_guard<std::mutex> g(n->mu);
-  return n->nopen > 0 && n->buried.empty();
+  std::shared_ptr<FileIo> io;
+  int nopen;
+  bool buried;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    io = n->io;
+    nopen = n->nopen;
+    buried = !n->buried.empty();
+  }
+  const bool keeps = io && io->server_keeps_unlinked();
+  if (keeps && nopen > 0) SHIM_LOG_DEBUG("[ino {}] server preserves it while open: plain remove", n->ino);
+  return must_bury(S_ISREG(a.st_mode()), a.nlink, nopen, buried, keeps);
 }
 
 // Buries DIR/NAME if it is held open; returns 1 if buried, 0 if not held, -errno.
 int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) {
   nfs::Fh fh;
   nfs::Attr a;
-  int rv = fs.engine->lookup(c, dir, name, &fh, &a);
+  int rv = fs.client->lookup(c, dir, name, &fh, &a);
   if (rv < 0) return rv == -ENOENT ? 0 : rv;
   if (!held_open(fs, fh, a)) return 0;
   std::string entry;
@@ -240,7 +249,7 @@ int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::s
   } else {
     remove_now = true;
   }
-  if (remove_now) fs.engine->remove(fs.engine->default_cred(), fs.graveyard, entry);
+  if (remove_now) fs.client->remove(fs.client->default_cred(), fs.graveyard, entry);
   SHIM_LOG_DEBUG("buried {} as {}", name, entry);
   return 1;
 }
@@ -254,7 +263,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
   NODE_OR_FAIL(p, req, parent);
   nfs::Cred c = cred_of(req);
   int rv = bury_if_held(fs, c, p->fh, name);
-  if (rv == 0) rv = fs.engine->remove(c, p->fh, name);
+  if (rv == 0) rv = fs.client->remove(c, p->fh, name);
   fuse_reply_err(req, rv < 0 ? -rv : 0);
 }
 
@@ -265,7 +274,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
     return;
   }
   NODE_OR_FAIL(p, req, parent);
-  int rv = fs.engine->rmdir(cred_of(req), p->fh, name);
+  int rv = fs.client->rmdir(cred_of(req), p->fh, name);
   fuse_reply_err(req, -rv);
 }
 
@@ -284,7 +293,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   NODE_OR_FAIL(np, req, newparent);
   nfs::Cred c = cred_of(req);
   if (flags & RENAME_NOREPLACE) {
-    int rv = fs.engine->lookup(c, np->fh, newname, nullptr, nullptr);
+    int rv = fs.client->lookup(c, np->fh, newname, nullptr, nullptr);
     if (rv != -ENOENT) {
       fuse_reply_err(req, rv == 0 ? EEXIST : -rv);
       return;
@@ -297,33 +306,76 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
       return;
     }
   }
-  int rv = fs.engine->rename(c, p->fh, name, np->fh, newname);
+  int rv = fs.client->rename(c, p->fh, name, np->fh, newname);
   fuse_reply_err(req, -rv);
 }
 
-void start_open(const std::shared_ptr<Node>& n, NfsFs& fs, int flags) {
-  std::lock_guard<std::mutex> g(n->mu);
-  ++n->nopen;
-  if ((flags & O_ACCMODE) != O_RDONLY && !n->writer)
-    n->writer = std::make_shared<nfs::UnstableWriter>(*fs.engine, n->fh);
+// Ends one open of N (HANDLE in its FileIo): its server state closed; at the last one the
+// FileIo goes and a buried file is removed from the graveyard.
+void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uint64_t handle) {
+  std::shared_ptr<FileIo> io;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    io = n->io;
+  }
+  if (io) {
+    io->commit(c);
+    int rv = io->close(c, handle);
+    if (rv < 0) SHIM_LOG_WARN("[ino {}] close: {}", n->ino, std::strerror(-rv));
+  }
+  std::string buried;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    if (--n->nopen == 0) {
+      n->io.reset();
+      buried.swap(n->buried);
+    }
+  }
+  if (!buried.empty()) {
+    int rv = fs.client->remove(fs.client->default_cred(), fs.graveyard, buried);
+    if (rv < 0) SHIM_LOG_WARN("[ino {}] removing graveyard entry {}: {}", n->ino, buried, std::strerror(-rv));
+  }
+  fs.nodes->maybe_drop(n);
+}
+
+// Starts one open of N with open(2) FLAGS; *HANDLE for its release. CREATED: what create
+// left open. 0 or -errno (then nothing is counted).
+int start_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, int flags,
+               std::unique_ptr<CreatedOpen> created, uint64_t* handle) {
+  std::shared_ptr<FileIo> io;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    ++n->nopen;  // first: a concurrent last release must not drop the FileIo we use
+    if (!n->io) n->io = fs.client->file_io(n->fh);
+    io = n->io;
+  }
+  int rv = io->open(c, flags, std::move(created), handle);
+  if (rv < 0) {
+    {
+      std::lock_guard<std::mutex> g(n->mu);
+      if (--n->nopen == 0) n->io.reset();
+    }
+    fs.nodes->maybe_drop(n);
+  }
+  return rv;
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
   NfsFs& fs = fs_of(req);
+  nfs::Cred c = cred_of(req, false);
   // Close-to-open: fresh attributes at every open; the page cache is dropped (keep_cache 0).
   nfs::Attr a;
-  int rv = fs.engine->getattr(cred_of(req, false), n->fh, &a);
+  int rv = fs.client->getattr(c, n->fh, &a);
+  uint64_t handle = 0;
+  if (rv == 0) rv = start_open(fs, c, n, fi->flags, nullptr, &handle);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
   }
-  start_open(n, fs, fi->flags);
+  fi->fh = handle;
   fi->keep_cache = 0;
-  if (fuse_reply_open(req, fi) == -ENOENT) {
-    std::lock_guard<std::mutex> g(n->mu);
-    --n->nopen;
-  }
+  if (fuse_reply_open(req, fi) == -ENOENT) end_open(fs, c, n, handle);  // interrupted
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) noexcept {
@@ -335,13 +387,22 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
-  int rv = fs.engine->create(cred_of(req), p->fh, name, mode & 07777, (fi->flags & O_EXCL) != 0, &fh, &a);
+  nfs::Cred c = cred_of(req);
+  std::unique_ptr<CreatedOpen> created;
+  int rv = fs.client->create(c, p->fh, name, mode & 07777, (fi->flags & O_EXCL) != 0, &fh, &a, &created);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
   }
   auto n = fs.nodes->remember(fh);
-  start_open(n, fs, fi->flags);
+  uint64_t handle = 0;
+  rv = start_open(fs, c, n, fi->flags, std::move(created), &handle);
+  if (rv < 0) {
+    fs.nodes->forget(n->ino, 1);
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  fi->fh = handle;
   fuse_entry_param e;
   std::memset(&e, 0, sizeof e);
   e.ino = n->ino;
@@ -349,20 +410,27 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   e.attr_timeout = fs.opts.attr_timeout;
   e.entry_timeout = fs.opts.entry_timeout;
   fi->keep_cache = 0;
-  if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-    {
-      std::lock_guard<std::mutex> g(n->mu);
-      --n->nopen;
-    }
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) {  // interrupted
+    end_open(fs, c, n, handle);
     fs.nodes->forget(n->ino, 1);
   }
 }
 
-void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) noexcept {
+std::shared_ptr<FileIo> io_of(const std::shared_ptr<Node>& n) {
+  std::lock_guard<std::mutex> g(n->mu);
+  return n->io;
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
+  auto io = io_of(n);
+  if (!io) {
+    fuse_reply_err(req, EBADF);
+    return;
+  }
   thread_local std::vector<char> buf;
   if (buf.size() < size) buf.resize(size);
-  ssize_t rv = fs_of(req).engine->read(cred_of(req, false), n->fh, static_cast<uint64_t>(off), size, buf.data());
+  ssize_t rv = io->read(cred_of(req, false), fi->fh, static_cast<uint64_t>(off), size, buf.data());
   if (rv < 0) {
     fuse_reply_err(req, static_cast<int>(-rv));
     return;
@@ -372,16 +440,12 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
 
 void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info*) noexcept {
   NODE_OR_FAIL(n, req, ino);
-  std::shared_ptr<nfs::UnstableWriter> w;
-  {
-    std::lock_guard<std::mutex> g(n->mu);
-    w = n->writer;
-  }
-  if (!w) {
+  auto io = io_of(n);
+  if (!io) {
     fuse_reply_err(req, EBADF);
     return;
   }
-  ssize_t rv = w->write(cred_of(req, false), static_cast<uint64_t>(off), buf, size);
+  ssize_t rv = io->write(cred_of(req, false), static_cast<uint64_t>(off), buf, size);
   if (rv < 0) {
     fuse_reply_err(req, static_cast<int>(-rv));
     return;
@@ -390,12 +454,8 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
 }
 
 int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n) {
-  std::shared_ptr<nfs::UnstableWriter> w;
-  {
-    std::lock_guard<std::mutex> g(n->mu);
-    w = n->writer;
-  }
-  return w ? w->commit(cred_of(req, false)) : 0;
+  auto io = io_of(n);
+  return io ? io->commit(cred_of(req, false)) : 0;
 }
 
 void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
@@ -408,23 +468,9 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) noexcept {
   fuse_reply_err(req, -commit_node(req, n));
 }
 
-void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
-  NfsFs& fs = fs_of(req);
-  commit_node(req, n);
-  std::string buried;
-  {
-    std::lock_guard<std::mutex> g(n->mu);
-    if (--n->nopen == 0) {
-      n->writer.reset();
-      buried.swap(n->buried);
-    }
-  }
-  if (!buried.empty()) {
-    int rv = fs.engine->remove(fs.engine->default_cred(), fs.graveyard, buried);
-    if (rv < 0) SHIM_LOG_WARN("[ino {}] removing graveyard entry {}: {}", ino, buried, std::strerror(-rv));
-  }
-  fs.nodes->maybe_drop(n);
+  end_open(fs_of(req), cred_of(req, false), n, fi->fh);
   fuse_reply_err(req, 0);
 }
 
@@ -440,7 +486,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  int rv = fs.engine->readdirplus(cred_of(req), n->fh, &d->entries);
+  int rv = fs.client->readdirplus(cred_of(req), n->fh, &d->entries);
   if (rv < 0) {
     delete d;
     fuse_reply_err(req, -rv);
@@ -514,7 +560,7 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) noexcept {
 void op_statfs(fuse_req_t req, fuse_ino_t) noexcept {
   NfsFs& fs = fs_of(req);
   nfs::FsStat s;
-  int rv = fs.engine->fsstat(cred_of(req, false), fs.engine->root(), &s);
+  int rv = fs.client->fsstat(cred_of(req, false), fs.client->root(), &s);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
@@ -545,7 +591,7 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
-  int rv = fs.engine->create(cred_of(req), p->fh, name, mode & 07777, true, &fh, &a);
+  int rv = fs.client->create(cred_of(req), p->fh, name, mode & 07777, true, &fh, &a, nullptr);
   reply_entry(req, rv, fh, a);
 }
 

@@ -1,13 +1,18 @@
 #!/bin/bash
 # fuse_nfs_test.sh BUILD_DIR MODE PORT MNT_PORT
-# nfsshim-fuse with an nfs:// SOURCE (the direct NFSv3 engine) against a private
-# nfs-ganesha on 127.0.0.1:PORT/MNT_PORT. MODE:
+# nfsshim-fuse with an nfs:// SOURCE (the direct engines) against a private nfs-ganesha
+# (NFSv3 + v4.1) on 127.0.0.1:PORT/MNT_PORT. MODE:
 #   kafka-native | kafka-java  the Kafka partition-delete pattern through the mount; the
-#                              graveyard on the export is empty afterwards
+#                              graveyard on the export is empty afterwards; with -v41
+#                              (kafka-native-v41, kafka-java-v41) over vers=4.1
 #   mem-reader                 FSAL MEM (a removed file vanishes for every holder): a reader
 #                              keeps reading a file another process unlinked through the mount;
 #                              control: the same removal by another client (no graveyard) breaks it
 #   bad-urls                   bad URLs/options/servers: clear error, non-zero exit, nothing mounted
+#   preserve-v41               vers=4.1: where the server keeps unlinked open files (OPEN4_RESULT_
+#                              PRESERVE_UNLINKED; simulated by a test hook, no server here sets
+#                              it) unlink of an open file is a plain REMOVE, no graveyard entry,
+#                              and the holder reads on; control: without it, the graveyard
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -28,7 +33,9 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$work/shim.log" ] && tail -20 "$work/shim.log" >&2; exit 1; }
 pass() { echo "PASS: $*"; }
-url="nfs://127.0.0.1/export?vers=3&nfsport=$port&mountport=$mnt_port"
+vers=3 engine="direct NFSv3 engine"
+case $mode in *-v41) mode=${mode%-v41} vers=4.1 engine="direct NFSv4.1 engine" ;; esac
+url="nfs://127.0.0.1/export?vers=$vers&nfsport=$port&mountport=$mnt_port"
 
 mount_nfs() {  # extra query
   "$shim" "$url$1" "$mnt" -f -o log=file:"$work/shim.log" &
@@ -60,8 +67,8 @@ kafka-native|kafka-java)
   g=$work/export/.graveyard.nfsshim/u$(id -u)
   [ -d "$g" ] || fail "no graveyard on the export"
   [ -z "$(ls -A "$g")" ] || fail "graveyard not empty: $(ls -A "$g")"
-  grep -q "direct NFSv3 engine" "$work/shim.log" || fail "not served by the engine"
-  pass "Kafka pattern (${mode#kafka-}) through nfs:// (nconnect=4)"
+  grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
+  pass "Kafka pattern (${mode#kafka-}) through nfs:// vers=$vers (nconnect=4)"
   ;;
 mem-reader)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" MEM || fail "ganesha"
@@ -96,6 +103,42 @@ mem-reader)
   unmount_nfs
   pass "FSAL MEM: reader keeps reading a file unlinked through the mount"
   ;;
+preserve)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  head -c 3000000 /dev/urandom > "$work/data"
+  reader=$build/tests/engine/mem_reader
+  touch "$work/go0"
+  want=$("$reader" "$work/data" "$work/ready0" "$work/go0") || fail "mem_reader on the local copy"
+  g=$work/export/.graveyard.nfsshim/u$(id -u)
+  for round in preserved control; do
+    if [ $round = preserved ]; then
+      NFSSHIM_TEST_ASSUME_PRESERVE_UNLINKED=1 mount_nfs "&nconnect=2"
+    else
+      mount_nfs "&nconnect=2"
+    fi
+    cp "$work/data" "$mnt/f" || fail "cp into the mount"
+    rm -f "$work/ready" "$work/go"
+    "$reader" "$mnt/f" "$work/ready" "$work/go" > "$work/out" &
+    r=$!
+    for i in $(seq 200); do [ -e "$work/ready" ] && break; sleep 0.05; done
+    rm "$mnt/f" || fail "$round: rm through the mount"
+    [ ! -e "$mnt/f" ] && [ ! -e "$work/export/f" ] || fail "$round: name still there after unlink"
+    buried=$(ls -A "$g" | wc -l)
+    touch "$work/go"
+    wait $r || fail "$round: reader failed after the unlink: $(cat "$work/out")"
+    [ "$(cat "$work/out")" = "$want" ] || fail "$round: reader got other bytes"
+    if [ $round = preserved ]; then
+      [ "$buried" = 0 ] || fail "preserved: the server keeps the file, yet it was buried ($(ls -A "$g"))"
+      grep -q "PRESERVE_UNLINKED" "$work/shim.log" || fail "test hook not active"
+    else
+      [ "$buried" = 1 ] || fail "control: not buried while held open ($buried entries)"
+    fi
+    unmount_nfs
+    [ -z "$(ls -A "$g")" ] || fail "$round: graveyard not empty after close: $(ls -A "$g")"
+    echo "$round: graveyard entries while held: $buried; reader read the right bytes"
+  done
+  pass "vers=4.1: plain REMOVE where the server preserves unlinked files, the graveyard elsewhere"
+  ;;
 bad-urls)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
   closed=$((port + 7))  # nothing listens there
@@ -112,7 +155,9 @@ bad-urls)
   expect_refused "$url&nconnect=0" "'nconnect'"
   expect_refused "$url&nconnect=99" "'nconnect'"
   expect_refused "$url&io=kqueue" "'io'"
-  expect_refused "${url/vers=3/vers=4.1}" "not supported yet"
+  expect_refused "${url/vers=3/vers=4.2}" "'vers'"
+  expect_refused "nfs://127.0.0.1/export?vers=4.1&nfsport=$closed" "connect 127.0.0.1:$closed"
+  expect_refused "nfs://127.0.0.1/no_such_export?vers=4.1&nfsport=$port" "no_such_export"
   expect_refused "nfs://127.0.0.1/export?vers=3&nfsport=$closed&mountport=$closed" "cannot reach the MOUNT service"
   expect_refused "nfs://127.0.0.1/export?vers=3&nfsport=$closed&mountport=$mnt_port" "cannot connect to the NFS service"
   expect_refused "nfs://127.0.0.1/no_such_export?vers=3&nfsport=$port&mountport=$mnt_port" "no_such_export"

@@ -18,7 +18,7 @@ ganesha_start() {
   local conf=$state/ganesha.conf
   cat > "$conf" <<CONF
 NFS_CORE_PARAM {
-    Bind_addr = 127.0.0.1;
+    Bind_addr = ${GANESHA_BIND_ADDR:-127.0.0.1};
     NFS_Port = $port;
     MNT_Port = $mnt_port;
     Protocols = 3, 4;
@@ -27,7 +27,7 @@ NFS_CORE_PARAM {
     Enable_UDP = false;
     mount_path_pseudo = true;
 }
-NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = "$state/recovery"; }
+NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = "$state/recovery"; Allow_Numeric_Owners = true; Only_Numeric_Owners = true; }
 NFS_KRB5 { Active_krb5 = false; }
 EXPORT {
     Export_Id = 1;

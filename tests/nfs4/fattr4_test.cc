@@ -77,3 +77,28 @@ TEST(Fattr4, NumericIds) {
   EXPECT_FALSE(numeric_id("root@localdomain", &id));
   EXPECT_FALSE(numeric_id("-1", &id));
 }
+
+TEST(Fattr4, FilehandleAndFsstatAttributes) {
+  // RFC 8881 5.8.1.6 / 5.8.2.x: filehandle (19) is an nfs_fh4, files_* (21-23) and
+  // space_* (42-44) are uint64. Word 0 = bits 19,21,22,23 = 0x00e80000; word 1 = bits
+  // 42,43,44 = 0x00001c00.
+  Bitmap4 asked = fsstat_bitmap().set(FATTR4_FILEHANDLE);
+  auto b = hex("00000002 00e80000 00001c00 00000038 "
+               "00000004 deadbeef "
+               "00000000 00000064 00000000 00000065 00000000 00000066 "
+               "00000001 00000000 00000002 00000000 00000003 00000000");
+  XdrDecoder d(b);
+  Fattr4 a;
+  ASSERT_EQ(get_fattr4(d, asked, &a), 0);
+  EXPECT_EQ(a.filehandle, (Fh4{0xde, 0xad, 0xbe, 0xef}));
+  EXPECT_EQ(a.files_avail, 100u);
+  EXPECT_EQ(a.files_free, 101u);
+  EXPECT_EQ(a.files_total, 102u);
+  EXPECT_EQ(a.space_avail, 1ull << 32);
+  EXPECT_EQ(a.space_free, 2ull << 32);
+  EXPECT_EQ(a.space_total, 3ull << 32);
+  // A filehandle longer than NFS4_FHSIZE (128) is malformed.
+  auto big = hex("00000001 00080000 00000088 00000084" + std::string(132 * 2, 'a'));
+  XdrDecoder d2(big);
+  EXPECT_EQ(get_fattr4(d2, asked, &a), -EBADMSG);
+}

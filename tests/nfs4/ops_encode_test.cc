@@ -162,6 +162,30 @@ TEST(Nfs4Encode, OpenNoCreateGuardedRejectsBadArgs) {
   EXPECT_EQ(bad.finish(&msg), -EINVAL);
 }
 
+TEST(Nfs4Encode, OpenClaimFhHasNoName) {
+  Compound c(1, {});
+  OpenArgs a;
+  a.share_access = OPEN4_SHARE_ACCESS_BOTH;
+  a.owner.owner = {'o'};
+  a.claim = CLAIM_FH;
+  encode_open(c, a);
+  // seqid, access BOTH, deny NONE, owner{0, "o"}, OPEN4_NOCREATE, CLAIM_FH (4), nothing after
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "00000012 00000000 00000003 00000000 "
+                                  "00000000 00000000 00000001 6f000000 "
+                                  "00000000 00000004")));
+  Compound named(1, {});
+  a.name = "g";  // CLAIM_FH names no file
+  EXPECT_EQ(encode_open(named, a), -EINVAL);
+  Compound create(1, {});
+  a.name.clear();
+  a.create = true;  // and creates nothing
+  EXPECT_EQ(encode_open(create, a), -EINVAL);
+  Compound other(1, {});
+  a.create = false;
+  a.claim = 1;  // CLAIM_PREVIOUS: not sent by this client
+  EXPECT_EQ(encode_open(other, a), -EINVAL);
+}
+
 TEST(Nfs4Encode, CloseReadWriteCommit) {
   Compound c(1, {});
   encode_close(c, stateid());

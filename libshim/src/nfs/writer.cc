@@ -5,7 +5,16 @@
 namespace nfsshim::nfs {
 
 UnstableWriter::UnstableWriter(Engine& e, Fh fh, size_t max_retained)
-    : e_(e), fh_(std::move(fh)), max_retained_(max_retained) {}
+    : UnstableWriter(
+          [&e, fh](const Cred& c, uint64_t off, size_t len, const char* buf, int stable,
+                   std::vector<Engine::PieceVerf>* verfs) {
+            return e.write(c, fh, off, len, buf, stable, verfs);
+          },
+          [&e, fh](const Cred& c, WriteVerf* verf) { return e.commit(c, fh, verf); },
+          max_retained) {}
+
+UnstableWriter::UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained)
+    : write_(std::move(write)), commit_(std::move(commit)), max_retained_(max_retained) {}
 
 size_t UnstableWriter::retained_bytes() {
   std::lock_guard<std::mutex> g(mu_);
@@ -44,7 +53,7 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, const char* buf, size
   {
     std::shared_lock<std::shared_mutex> wl(commit_mu_);
     std::vector<Engine::PieceVerf> verfs;
-    n = e_.write(c, fh_, off, len, buf, UNSTABLE, &verfs);
+    n = write_(c, off, len, buf, UNSTABLE, &verfs);
     if (n <= 0) return n;
     std::lock_guard<std::mutex> g(mu_);
     for (const auto& v : verfs) retain_locked(v.off, std::string(buf + (v.off - off), v.len), v.verf);
@@ -72,7 +81,7 @@ int UnstableWriter::commit_locked(const Cred& c) {
   }
   if (pieces.empty()) return 0;
   WriteVerf verf = 0;
-  int rv = e_.commit(c, fh_, &verf);
+  int rv = commit_(c, &verf);
   if (rv < 0) {
     // Keep the data: a later commit (fsync again, close) tries once more.
     std::lock_guard<std::mutex> g(mu_);
@@ -91,7 +100,7 @@ int UnstableWriter::commit_locked(const Cred& c) {
   for (auto& p : pieces) {
     if (p.second.verf == verf) continue;
     const std::string& d = p.second.data;
-    ssize_t n = e_.write(c, fh_, p.first, d.size(), d.data(), FILE_SYNC, nullptr);
+    ssize_t n = write_(c, p.first, d.size(), d.data(), FILE_SYNC, nullptr);
     if (n < 0) return static_cast<int>(n);
     if (static_cast<size_t>(n) != d.size()) return -EIO;
     resent_bytes_.fetch_add(d.size());

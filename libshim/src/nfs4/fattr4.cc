@@ -13,7 +13,8 @@ constexpr uint32_t kDecodable[] = {
     FATTR4_FSID,            FATTR4_LEASE_TIME, FATTR4_FILEID,     FATTR4_MODE,
     FATTR4_NUMLINKS,        FATTR4_OWNER,     FATTR4_OWNER_GROUP, FATTR4_RAWDEV,
     FATTR4_SPACE_USED,      FATTR4_TIME_ACCESS, FATTR4_TIME_METADATA, FATTR4_TIME_MODIFY,
-    FATTR4_MOUNTED_ON_FILEID,
+    FATTR4_MOUNTED_ON_FILEID, FATTR4_FILEHANDLE, FATTR4_FILES_AVAIL, FATTR4_FILES_FREE,
+    FATTR4_FILES_TOTAL,     FATTR4_SPACE_AVAIL, FATTR4_SPACE_FREE, FATTR4_SPACE_TOTAL,
 };
 
 int get_bitmap_words(rpc::XdrDecoder& dec, Bitmap4* b, bool truncate) {
@@ -46,7 +47,11 @@ int get_attr(rpc::XdrDecoder& v, uint32_t bit, Fattr4* a) {
       v.u64(&a->fsid.major);
       return v.u64(&a->fsid.minor);
     case FATTR4_LEASE_TIME: return v.u32(&a->lease_time);
+    case FATTR4_FILEHANDLE: return v.opaque(&a->filehandle, kFhSize);
     case FATTR4_FILEID: return v.u64(&a->fileid);
+    case FATTR4_FILES_AVAIL: return v.u64(&a->files_avail);
+    case FATTR4_FILES_FREE: return v.u64(&a->files_free);
+    case FATTR4_FILES_TOTAL: return v.u64(&a->files_total);
     case FATTR4_MODE:
       if (v.u32(&a->mode) < 0) return -EBADMSG;
       if (a->mode > 07777) return v.fail("fattr4 mode has bits above 07777");
@@ -57,6 +62,9 @@ int get_attr(rpc::XdrDecoder& v, uint32_t bit, Fattr4* a) {
     case FATTR4_RAWDEV:
       v.u32(&a->rawdev_major);
       return v.u32(&a->rawdev_minor);
+    case FATTR4_SPACE_AVAIL: return v.u64(&a->space_avail);
+    case FATTR4_SPACE_FREE: return v.u64(&a->space_free);
+    case FATTR4_SPACE_TOTAL: return v.u64(&a->space_total);
     case FATTR4_SPACE_USED: return v.u64(&a->space_used);
     case FATTR4_TIME_ACCESS: return get_nfstime(v, &a->time_access);
     case FATTR4_TIME_METADATA: return get_nfstime(v, &a->time_metadata);
@@ -74,6 +82,15 @@ Bitmap4 getattr_bitmap() {
                        FATTR4_MODE, FATTR4_NUMLINKS, FATTR4_OWNER, FATTR4_OWNER_GROUP,
                        FATTR4_SPACE_USED, FATTR4_TIME_ACCESS, FATTR4_TIME_METADATA,
                        FATTR4_TIME_MODIFY}) {
+    b.set(bit);
+  }
+  return b;
+}
+
+Bitmap4 fsstat_bitmap() {
+  Bitmap4 b;
+  for (uint32_t bit : {FATTR4_FILES_AVAIL, FATTR4_FILES_FREE, FATTR4_FILES_TOTAL,
+                       FATTR4_SPACE_AVAIL, FATTR4_SPACE_FREE, FATTR4_SPACE_TOTAL}) {
     b.set(bit);
   }
   return b;

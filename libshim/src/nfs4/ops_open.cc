@@ -53,7 +53,11 @@ bool preserves_unlinked(const OpenRes& r) {
 }
 
 int encode_open(Compound& c, const OpenArgs& a) {
-  if (int rc = check_component(a.name); rc < 0) return c.fail(rc);
+  if (a.claim != CLAIM_NULL && a.claim != CLAIM_FH) return c.fail(-EINVAL);
+  if (a.claim == CLAIM_FH && (a.create || !a.name.empty())) return c.fail(-EINVAL);
+  if (a.claim == CLAIM_NULL) {
+    if (int rc = check_component(a.name); rc < 0) return c.fail(rc);
+  }
   uint32_t access = a.share_access & 0xff;  // the low byte is the access, the rest wants
   if (access < OPEN4_SHARE_ACCESS_READ || access > OPEN4_SHARE_ACCESS_BOTH) return c.fail(-EINVAL);
   if (a.share_deny > OPEN4_SHARE_DENY_BOTH) return c.fail(-EINVAL);
@@ -74,8 +78,8 @@ int encode_open(Compound& c, const OpenArgs& a) {
     e.u32(a.createmode);
     e.fixed_opaque(attrs.data(), attrs.size());
   }
-  e.u32(CLAIM_NULL);
-  e.string(a.name);
+  e.u32(a.claim);
+  if (a.claim == CLAIM_NULL) e.string(a.name);
   return 0;
 }
 

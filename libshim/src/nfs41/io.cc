@@ -25,10 +25,13 @@ WriteVerf verf64(const Verifier4& v) {
 }
 }  // namespace
 
+// CLAIM_NULL (DIR/NAME, maybe creating) when NAME is given, else CLAIM_FH of f->fh.
 int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
                       bool exclusive, uint32_t mode, OpenFile* f, Attr* attr) {
+  const bool by_fh = name.empty();
   OpenArgs a;
-  a.share_access = OPEN4_SHARE_ACCESS_BOTH | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
+  a.share_access = f->access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
+  a.claim = by_fh ? CLAIM_FH : CLAIM_NULL;
   a.share_deny = OPEN4_SHARE_DENY_NONE;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -36,10 +39,13 @@ int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, boo
   }
   a.owner.owner = f->owner_;
   a.create = create;
-  a.createmode = exclusive ? GUARDED4 : UNCHECKED4;
-  a.createattrs.set_mode = true;
-  a.createattrs.mode = mode & 07777;
+  if (create) {
+    a.createmode = exclusive ? GUARDED4 : UNCHECKED4;
+    a.createattrs.set_mode = true;
+    a.createattrs.mode = mode & 07777;
+  }
   a.name = name;
+  const Fh cur = by_fh ? f->fh : dir;
   Bitmap4 want = getattr_bitmap();
   OpenRes res;
   GetfhRes gf;
@@ -50,7 +56,7 @@ int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, boo
           std::lock_guard<std::mutex> g(mu_);  // a new client id since: its clientid
           a.owner.clientid = clientid_;
         }
-        if (int rc = encode_putfh(k, fh4(dir)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, fh4(cur)); rc < 0) return rc;
         if (int rc = encode_open(k, a); rc < 0) return rc;
         encode_getfh(k);
         return encode_getattr(k, want);
@@ -81,19 +87,38 @@ int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, boo
 int Engine::open(const Cred& c, const Fh& dir, const std::string& name, bool create,
                  bool exclusive, uint32_t mode, Open* out, Attr* attr) {
   if (int rc = check_component(name); rc < 0) return rc;
+  auto f = new_open_file(OPEN4_SHARE_ACCESS_BOTH);
+  f->dir = dir;
+  f->name = name;
+  if (int rc = open_once(c, dir, name, create, exclusive, mode, f.get(), attr); rc != 0) return rc;
+  remember_open(f);
+  *out = f;
+  return 0;
+}
+
+int Engine::open_fh(const Cred& c, const Fh& fh, uint32_t access, Open* out) {
+  if (access < OPEN4_SHARE_ACCESS_READ || access > OPEN4_SHARE_ACCESS_BOTH) return -EINVAL;
+  auto f = new_open_file(access);
+  f->fh = fh;
+  if (int rc = open_once(c, Fh{}, std::string(), false, false, 0, f.get(), nullptr); rc != 0)
+    return rc;
+  remember_open(f);
+  *out = f;
+  return 0;
+}
+
+Open Engine::new_open_file(uint32_t access) {
   auto f = std::make_shared<OpenFile>();
   // One open-owner per OPEN: each open has its own stateid, closed on its own.
   std::string own = "o" + std::to_string(owner_counter_.fetch_add(1));
   f->owner_.assign(own.begin(), own.end());
-  f->dir = dir;
-  f->name = name;
-  if (int rc = open_once(c, dir, name, create, exclusive, mode, f.get(), attr); rc != 0) return rc;
-  {
-    std::lock_guard<std::mutex> g(opens_mu_);
-    open_files_.push_back(f);
-  }
-  *out = f;
-  return 0;
+  f->access = access;
+  return f;
+}
+
+void Engine::remember_open(const Open& f) {
+  std::lock_guard<std::mutex> g(opens_mu_);
+  open_files_.push_back(f);
 }
 
 int Engine::close(const Cred& c, const Open& f) {
@@ -129,11 +154,12 @@ int Engine::reopen_all() {
   }
   int first = 0;
   for (auto& f : files) {
-    // CLAIM_NULL by the name it was opened under (the graceless restart needs no reclaim).
-    int rv = open_once(default_cred(), f->dir, f->name, false, false, 0, f.get(), nullptr);
+    // CLAIM_FH: the file may have been renamed (or buried) since it was opened by name.
+    int rv = open_once(default_cred(), Fh{}, std::string(), false, false, 0, f.get(), nullptr);
     reopens_.fetch_add(1);
     if (rv != 0) {
-      SHIM_LOG_ERROR("nfs41: re-open of '{}' failed: {}", f->name, std::strerror(-rv));
+      SHIM_LOG_ERROR("nfs41: re-open of '{}' failed: {}", f->name.empty() ? "(by handle)" : f->name,
+                     std::strerror(-rv));
       if (first == 0) first = rv;
     }
   }

@@ -319,7 +319,7 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
   ReaddirArgs a;
   a.dircount = 16384;
   a.maxcount = 65536;
-  a.attrs = getattr_bitmap();
+  a.attrs = getattr_bitmap().set(FATTR4_FILEHANDLE);
   for (;;) {
     ReaddirRes rr;
     int rv = run(c,
@@ -340,14 +340,40 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
       d.name = e.name;
       d.cookie = e.cookie;
       d.fileid = e.attrs.fileid;
-      d.has_attr = !e.attrs.present.empty();
+      d.has_attr = e.attrs.present.test(FATTR4_TYPE) && e.attrs.present.test(FATTR4_MODE);
       if (d.has_attr) to_attr(e.attrs, &d.attr);
+      d.has_fh = e.attrs.present.test(FATTR4_FILEHANDLE) && !e.attrs.filehandle.empty();
+      if (d.has_fh) d.fh = fh3(e.attrs.filehandle);
       out->push_back(std::move(d));
       a.cookie = e.cookie;
     }
     a.cookieverf = rr.cookieverf;
     if (rr.eof || rr.entries.empty()) return 0;
   }
+}
+
+int Engine::fsstat(const Cred& c, const Fh& fh, nfs::FsStat* out) {
+  Bitmap4 want = fsstat_bitmap();
+  GetattrRes ga;
+  int rv = run(c,
+      [&](Compound& k) {
+        if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
+        return encode_getattr(k, want);
+      },
+      [&](ReplyReader& r) {
+        uint32_t st;
+        NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
+        NFS41_STEP(r, decode_getattr(r, want, &ga));
+        return 0;
+      });
+  if (rv != 0) return rv;
+  out->tbytes = ga.attrs.space_total;
+  out->fbytes = ga.attrs.space_free;
+  out->abytes = ga.attrs.space_avail;
+  out->tfiles = ga.attrs.files_total;
+  out->ffiles = ga.attrs.files_free;
+  out->afiles = ga.attrs.files_avail;
+  return 0;
 }
 
 }  // namespace nfsshim::nfs41

@@ -194,9 +194,15 @@ class Engine {
 // a COMMIT whose verifier differs from the one a range was written under (the server
 // restarted) re-sends that range FILE_SYNC. Writes wait while a COMMIT re-sends, so a re-sent
 // range is never older than what a caller wrote after it.
+// The NFSv4.1 engine uses it too, through the two calls (same stable_how values).
 class UnstableWriter {
  public:
+  // One WRITE of [off, off+len) with stable_how STABLE; fills per-piece verifiers if asked.
+  using WriteFn = std::function<ssize_t(const Cred&, uint64_t off, size_t len, const char* buf,
+                                        int stable, std::vector<Engine::PieceVerf>* verfs)>;
+  using CommitFn = std::function<int(const Cred&, WriteVerf* verf)>;
   UnstableWriter(Engine& e, Fh fh, size_t max_retained = 64u << 20);
+  UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained = 64u << 20);
   ssize_t write(const Cred& c, uint64_t off, const char* buf, size_t len);
   int commit(const Cred& c);
   uint64_t resent_bytes() const { return resent_bytes_.load(); }
@@ -209,8 +215,8 @@ class UnstableWriter {
   };
   void retain_locked(uint64_t off, std::string data, WriteVerf verf);
   int commit_locked(const Cred& c);
-  Engine& e_;
-  Fh fh_;
+  WriteFn write_;
+  CommitFn commit_;
   size_t max_retained_;
   std::shared_mutex commit_mu_;  // writer_commit_mu_1: writes shared, a COMMIT exclusive
   std::mutex mu_;                // writer_mu_2: retained_ only; never held across an RPC

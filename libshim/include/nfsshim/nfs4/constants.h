@@ -91,7 +91,7 @@ constexpr uint32_t OPEN4_SHARE_DENY_NONE = 0, OPEN4_SHARE_DENY_READ = 1,
                    OPEN4_SHARE_DENY_WRITE = 2, OPEN4_SHARE_DENY_BOTH = 3;
 constexpr uint32_t OPEN4_NOCREATE = 0, OPEN4_CREATE = 1;
 constexpr uint32_t UNCHECKED4 = 0, GUARDED4 = 1, EXCLUSIVE4 = 2, EXCLUSIVE4_1 = 3;
-constexpr uint32_t CLAIM_NULL = 0;
+constexpr uint32_t CLAIM_NULL = 0, CLAIM_FH = 4;
 constexpr uint32_t OPEN4_RESULT_CONFIRM = 0x2;
 constexpr uint32_t OPEN4_RESULT_LOCKTYPE_POSIX = 0x4;
 constexpr uint32_t OPEN4_RESULT_PRESERVE_UNLINKED = 0x8;

@@ -16,9 +16,10 @@ namespace nfsshim::nfs4 {
 
 enum Attr : uint32_t {
   FATTR4_SUPPORTED_ATTRS = 0, FATTR4_TYPE = 1, FATTR4_CHANGE = 3, FATTR4_SIZE = 4,
-  FATTR4_FSID = 8, FATTR4_LEASE_TIME = 10, FATTR4_FILEID = 20, FATTR4_MODE = 33,
+  FATTR4_FSID = 8, FATTR4_LEASE_TIME = 10, FATTR4_FILEHANDLE = 19, FATTR4_FILEID = 20,
+  FATTR4_FILES_AVAIL = 21, FATTR4_FILES_FREE = 22, FATTR4_FILES_TOTAL = 23, FATTR4_MODE = 33,
   FATTR4_NUMLINKS = 35, FATTR4_OWNER = 36, FATTR4_OWNER_GROUP = 37, FATTR4_RAWDEV = 41,
-  FATTR4_SPACE_USED = 45, FATTR4_TIME_ACCESS = 47, FATTR4_TIME_ACCESS_SET = 48,
+  FATTR4_SPACE_AVAIL = 42, FATTR4_SPACE_FREE = 43, FATTR4_SPACE_TOTAL = 44, FATTR4_SPACE_USED = 45, FATTR4_TIME_ACCESS = 47, FATTR4_TIME_ACCESS_SET = 48,
   FATTR4_TIME_METADATA = 52, FATTR4_TIME_MODIFY = 53, FATTR4_TIME_MODIFY_SET = 54,
   FATTR4_MOUNTED_ON_FILEID = 55,
 };
@@ -41,6 +42,8 @@ struct Bitmap4 {
 
 // The attributes a FUSE getattr needs (type .. time_modify).
 Bitmap4 getattr_bitmap();
+// What statfs needs: files_avail/free/total, space_avail/free/total.
+Bitmap4 fsstat_bitmap();
 // True if every bit is an attribute decode_fattr4 knows (GETATTR/READDIR refuse others).
 bool bitmap_decodable(const Bitmap4& b);
 
@@ -64,12 +67,15 @@ struct Fattr4 {
   uint64_t size = 0;
   Fsid4 fsid;
   uint32_t lease_time = 0;
+  Fh4 filehandle;           // READDIR entries, when asked
   uint64_t fileid = 0;
+  uint64_t files_avail = 0, files_free = 0, files_total = 0;
   uint32_t mode = 0;
   uint32_t numlinks = 0;
   std::string owner;        // "uid" when numeric, else "user@domain"
   std::string owner_group;
   uint32_t rawdev_major = 0, rawdev_minor = 0;
+  uint64_t space_avail = 0, space_free = 0, space_total = 0;
   uint64_t space_used = 0;
   Nfstime4 time_access, time_metadata, time_modify;
   uint64_t mounted_on_fileid = 0;

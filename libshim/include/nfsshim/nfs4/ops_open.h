@@ -1,4 +1,4 @@
-// OPEN (CLAIM_NULL: create UNCHECKED/GUARDED or no create) and CLOSE.
+// OPEN (CLAIM_NULL: create UNCHECKED/GUARDED or no create; CLAIM_FH: the current fh) and CLOSE.
 #pragma once
 
 #include <string>
@@ -17,6 +17,7 @@ struct OpenArgs {
   bool create = false;
   uint32_t createmode = 0;    // UNCHECKED4 or GUARDED4 when create
   SetAttrs createattrs;
+  uint32_t claim = 0;         // CLAIM_NULL or CLAIM_FH (no create)
   std::string name;           // CLAIM_NULL: the file in the current (directory) fh
 };
 

@@ -59,8 +59,9 @@ int options_from_url(const nfs::NfsUrl& u, Options* out, std::string* why);
 // An open file: the OPEN stateid, and what re-opening it after a lost client id needs.
 struct OpenFile {
   Fh fh;
-  Fh dir;
+  Fh dir;            // CLAIM_NULL opens: where and by which name (empty for open_fh)
   std::string name;
+  uint32_t access = 0;  // OPEN4_SHARE_ACCESS_READ / WRITE / BOTH
   uint32_t rflags = 0;
   bool preserve_unlinked = false;  // OPEN4_RESULT_PRESERVE_UNLINKED
   nfs4::Stateid4 stateid() const;
@@ -111,6 +112,9 @@ class Engine {
   // when EXCLUSIVE. Fills *attr if given.
   int open(const Cred& c, const Fh& dir, const std::string& name, bool create, bool exclusive,
            uint32_t mode, Open* out, Attr* attr);
+  // OPEN of an existing file by handle (CLAIM_FH) with ACCESS = OPEN4_SHARE_ACCESS_READ,
+  // WRITE or BOTH: what a FUSE open (which knows only the inode) needs.
+  int open_fh(const Cred& c, const Fh& fh, uint32_t access, Open* out);
   int close(const Cred& c, const Open& f);
   bool preserves_unlinked(const Open& f) const { return f && f->preserve_unlinked; }
 
@@ -135,7 +139,9 @@ class Engine {
   int rmdir(const Cred& c, const Fh& dir, const std::string& name) { return remove(c, dir, name); }
   int rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
              const std::string& to);
+  // Entries with attributes and file handles (READDIR asks for both).
   int readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out);
+  int fsstat(const Cred& c, const Fh& fh, nfs::FsStat* out);
 
   // Test hooks.
   size_t conn_count() const { return conns_.size(); }
@@ -182,6 +188,8 @@ class Engine {
   int reopen_all();
   void renew_main();
 
+  Open new_open_file(uint32_t access);
+  void remember_open(const Open& f);
   int open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
                 bool exclusive, uint32_t mode, OpenFile* f, Attr* attr);
   ssize_t read_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf,

@@ -1,0 +1,111 @@
+// The FUSE backend's client over the NFSv3 engine (libnfs contexts on the event loops).
+// NFSv3 has no open state: a FileIo only holds the file's UNSTABLE writer.
+#include <memory>
+
+#include "nfs/client.h"
+
+namespace nfsshim::fuse::nfsfs {
+namespace {
+
+class FileIo3 final : public FileIo {
+ public:
+  FileIo3(nfs::Engine& e, const nfs::Fh& fh) : e_(e), fh_(fh), writer_(e, fh) {}
+  int open(const nfs::Cred&, int, std::unique_ptr<CreatedOpen>, uint64_t* handle) override {
+    *handle = 0;
+    return 0;
+  }
+  int close(const nfs::Cred&, uint64_t) override { return 0; }
+  ssize_t read(const nfs::Cred& c, uint64_t, uint64_t off, size_t len, char* buf) override {
+    return e_.read(c, fh_, off, len, buf);
+  }
+  ssize_t write(const nfs::Cred& c, uint64_t off, const char* buf, size_t len) override {
+    return writer_.write(c, off, buf, len);
+  }
+  int commit(const nfs::Cred& c) override { return writer_.commit(c); }
+  bool server_keeps_unlinked() override { return false; }
+
+ private:
+  nfs::Engine& e_;
+  const nfs::Fh fh_;
+  nfs::UnstableWriter writer_;
+};
+
+class ClientV3 final : public Client {
+ public:
+  explicit ClientV3(std::unique_ptr<nfs::Engine> e) : e_(std::move(e)) {}
+  std::string describe() const override {
+    return "direct NFSv3 engine, " + std::to_string(e_->url().nconnect) + " connections, " +
+           nfs::io_backend_name(e_->backend());
+  }
+  const nfs::Fh& root() const override { return e_->root(); }
+  nfs::Cred default_cred() const override { return e_->default_cred(); }
+  int fixed_uid() const override { return e_->url().uid; }
+  int fixed_gid() const override { return e_->url().gid; }
+  int getattr(const nfs::Cred& c, const nfs::Fh& fh, nfs::Attr* out) override {
+    return e_->getattr(c, fh, out);
+  }
+  int setattr(const nfs::Cred& c, const nfs::Fh& fh, const nfs::SetAttr& sa) override {
+    return e_->setattr(c, fh, sa, nullptr);
+  }
+  int lookup(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, nfs::Fh* out,
+             nfs::Attr* attr) override {
+    return e_->lookup(c, dir, name, out, attr);
+  }
+  int readlink(const nfs::Cred& c, const nfs::Fh& fh, std::string* target) override {
+    return e_->readlink(c, fh, target);
+  }
+  int create(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode, bool exclusive,
+             nfs::Fh* out, nfs::Attr* attr, std::unique_ptr<CreatedOpen>*) override {
+    return e_->create(c, dir, name, mode, exclusive, out, attr);
+  }
+  int mkdir(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode, nfs::Fh* out,
+            nfs::Attr* attr) override {
+    return e_->mkdir(c, dir, name, mode, out, attr);
+  }
+  int symlink(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, const std::string& target,
+              nfs::Fh* out, nfs::Attr* attr) override {
+    return e_->symlink(c, dir, name, target, out, attr);
+  }
+  int link(const nfs::Cred& c, const nfs::Fh& fh, const nfs::Fh& dir, const std::string& name) override {
+    return e_->link(c, fh, dir, name);
+  }
+  int remove(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) override {
+    return e_->remove(c, dir, name);
+  }
+  int rmdir(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) override {
+    return e_->rmdir(c, dir, name);
+  }
+  int rename(const nfs::Cred& c, const nfs::Fh& from_dir, const std::string& from, const nfs::Fh& to_dir,
+             const std::string& to) override {
+    return e_->rename(c, from_dir, from, to_dir, to);
+  }
+  int readdirplus(const nfs::Cred& c, const nfs::Fh& dir, std::vector<nfs::DirEntry>* out) override {
+    return e_->readdirplus(c, dir, out);
+  }
+  int fsstat(const nfs::Cred& c, const nfs::Fh& fh, nfs::FsStat* out) override {
+    return e_->fsstat(c, fh, out);
+  }
+  std::unique_ptr<FileIo> file_io(const nfs::Fh& fh) override {
+    return std::make_unique<FileIo3>(*e_, fh);
+  }
+
+ private:
+  std::unique_ptr<nfs::Engine> e_;
+};
+
+}  // namespace
+
+int open_client_v3(const nfs::NfsUrl& url, std::unique_ptr<Client>* out, std::string* why) {
+  std::unique_ptr<nfs::Engine> e;
+  int rv = nfs::Engine::open(url, &e, why);
+  if (rv < 0) return rv;
+  *out = std::make_unique<ClientV3>(std::move(e));
+  return 0;
+}
+
+int open_client(const nfs::NfsUrl& url, std::unique_ptr<Client>* out, std::string* why) {
+  if (url.vers_major == 4 && url.vers_minor == 1) return open_client_v41(url, out, why);
+  return open_client_v3(url, out, why);
+}
+
+}  // namespace nfsshim::fuse::nfsfs
