@@ -1,0 +1,162 @@
+#!/bin/bash
+# fuse_nfs_chaos_test.sh BUILD_DIR MODE PORT MNT_PORT
+# Connection loss seen by an application through an nfsshim-fuse mount of
+# nfs://...?vers=3&nconnect=4 (hard mount) over a private nfs-ganesha (FSAL VFS):
+#   kill-conn  one of the daemon's 4 TCP connections is dropped (ss -K, chosen by its source port)
+#   restart    ganesha is killed (SIGKILL) and started again
+# while 2 writers (2 threads each: 1 MiB pwrites, then fsync) write files B1, B2 (separate
+# files: FUSE serializes writes to one file on its inode lock; NFSSHIM_CHAOS_MIB each, default
+# 256) and 2 threads read file A (128 MiB, written before) pass
+# after pass. kill-conn drops one connection at a time until a drop caught requests in flight
+# (at most 30 drops). Writers and reader must see no error; afterwards every file holds the
+# exact pattern (tests/engine/fuse_chaos_io), read through the mount and straight from the
+# export. The daemon's log must show the fault hit it (connections lost and reconnected; after
+# the restart also UNSTABLE data re-sent under the new write verifier), so the test fails if
+# no fault was injected.
+# Stops everything it started (trap), by PID.
+set -uo pipefail
+build=$1 mode=$2 port=$3 mnt_port=$4
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/ganesha.sh"
+shim=$build/fusefs/nfsshim-fuse
+io=$build/tests/engine/fuse_chaos_io
+mib_a=128 mib_b=${NFSSHIM_CHAOS_MIB:-256}
+work=$(mktemp -d /tmp/nfsshim-fuse-chaos.XXXXXX)
+mnt=$work/mnt exp=$work/export log=$work/shim.log
+mkdir -p "$mnt" "$work/flags"
+shim_pid= writers= reader=
+cleanup() {
+  set +e
+  for p in $writers $reader; do kill "$p" 2>/dev/null; done
+  # Processes blocked on the mount (hard mount, server gone) end with the daemon.
+  grep -q " $mnt " /proc/self/mountinfo && fusermount3 -u -z "$mnt"
+  [ -n "$shim_pid" ] && kill "$shim_pid" 2>/dev/null && wait "$shim_pid" 2>/dev/null
+  for p in $writers $reader; do wait "$p" 2>/dev/null; done
+  ganesha_stop "$work/state"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  [ -f "$log" ] && { echo "--- daemon log (tail)" >&2; tail -25 "$log" >&2; }
+  exit 1
+}
+[ -x "$io" ] || fail "$io missing (build target fuse_chaos_io)"
+url="nfs://127.0.0.1/export?vers=3&nconnect=4&nfsport=$port&mountport=$mnt_port"
+t0=$(date +%s.%N)
+elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
+
+ganesha_start "$work/state" "$exp" "$port" "$mnt_port" VFS || fail "ganesha"
+"$shim" "$url" "$mnt" -f -o log=file:"$log" &
+shim_pid=$!
+for i in $(seq 200); do
+  grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break
+  kill -0 "$shim_pid" 2>/dev/null || fail "nfsshim-fuse exited before mounting"
+  sleep 0.05
+done
+grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo || fail "$mnt did not become a mount"
+
+# The daemon's established connections to ganesha, as local (source) ports.
+conns() { ss -Htnp state established "( dport = :$port )" | grep "pid=$shim_pid," | awk '{print $3}' | sed 's/.*://'; }
+count() { grep -c "$1" "$log"; }
+for i in $(seq 100); do [ "$(conns | wc -l)" -eq 4 ] && break; sleep 0.05; done
+[ "$(conns | wc -l)" -eq 4 ] || fail "expected 4 connections from the daemon, have: $(conns | tr '\n' ' ')"
+
+"$io" write "$mnt/a" $mib_a 4 1 > "$work/write_a.out" || fail "writing A: $(cat "$work/write_a.out")"
+echo "A: $(cat "$work/write_a.out") ($(elapsed))"
+[ "$(count ' lost: ')" -eq 0 ] || fail "connections lost before any fault"
+
+# The transfer under fault: B1, B2 written, A read, all through the mount.
+for k in 1 2; do
+  "$io" write "$mnt/b$k" "$mib_b" 2 $((k + 1)) "$work/flags/b${k}_started" 24 > "$work/write_b$k.out" 2>&1 &
+  writers="$writers $!"
+done
+running() { for p in $writers $reader; do kill -0 "$p" 2>/dev/null || return 1; done; }
+"$io" read "$mnt/a" $mib_a 2 1 "$work/flags/stop_reader" > "$work/read_a.out" 2>&1 &
+reader=$!
+for i in $(seq 1200); do
+  [ -e "$work/flags/b1_started" ] && [ -e "$work/flags/b2_started" ] && break
+  running || break
+  sleep 0.05
+done
+running || fail "the transfer ended before the fault (raise NFSSHIM_CHAOS_MIB): $(cat "$work"/write_b*.out)"
+case $mode in
+kill-conn)
+  # One connection per drop. A drop between two requests re-sends nothing, so drop again
+  # (one at a time, with all 4 up again) until one had requests in flight to re-send. The
+  # first drop hits the writers and the reader; the reader goes on until we stop it.
+  drops=0 resent=0
+  while [ $drops -lt 30 ] && [ "$resent" -eq 0 ] && kill -0 $reader 2>/dev/null; do
+    for i in $(seq 100); do [ "$(conns | wc -l)" -eq 4 ] && break; sleep 0.02; done
+    before=$(conns | tr '\n' ' ')
+    [ "$(conns | wc -l)" -eq 4 ] || fail "the daemon has not 4 connections before a drop: $before"
+    # Prefer one with bytes queued (Recv-Q or Send-Q): requests in flight.
+    sport=$(ss -Htnp state established "( dport = :$port )" | grep "pid=$shim_pid," |
+            sort -k1,1nr -k2,2nr | awk '{print $3; exit}' | sed 's/.*://')
+    killed=$(ss -K -Htn state established "( sport = :$sport and dport = :$port )")
+    [ -n "$killed" ] || fail "ss -K dropped nothing (kernel without CONFIG_INET_DIAG_DESTROY?)"
+    drops=$((drops + 1))
+    [ $drops -gt 1 ] || running || fail "the writers had ended before the first drop"
+    for i in $(seq 100); do [ "$(count ' lost: ')" -ge $drops ] && break; sleep 0.01; done
+    [ "$(count ' lost: ')" -eq $drops ] || fail "drop $drops: the daemon logged $(count ' lost: ') lost connections"
+    resent=$(grep ' lost: ' "$log" | tail -1 | sed -n 's/.*re-sending \([0-9]*\) requests.*/\1/p')
+    echo "drop $drops: the connection from port $sport (of: $before) mid-transfer, $resent requests re-sent ($(elapsed))"
+  done
+  [ "${resent:-0}" -gt 0 ] || fail "no drop caught requests in flight in $drops drops"
+  ;;
+restart)
+  ganesha_crash "$work/state"
+  echo "ganesha killed (SIGKILL) mid-transfer ($(elapsed))"
+  sleep 1
+  ganesha_start "$work/state" "$exp" "$port" "$mnt_port" VFS || fail "ganesha restart"
+  echo "ganesha restarted ($(elapsed))"
+  ;;
+*) echo "unknown mode $mode" >&2; exit 2 ;;
+esac
+[ "$mode" = kill-conn ] || running ||
+  fail "the transfer had ended before the restart took effect: $(cat "$work"/write_b*.out)"
+for p in $writers; do wait $p || fail "a writer of B saw an error: $(cat "$work"/write_b*.out)"; done
+writers=
+touch "$work/flags/stop_reader"
+wait $reader
+rc=$?
+reader=
+[ $rc -eq 0 ] || fail "the reader of A saw an error: $(cat "$work/read_a.out")"
+echo "B1, B2: $(cat "$work"/write_b*.out | tr '\n' ';') ($(elapsed))"
+echo "A under fault: $(cat "$work/read_a.out")"
+
+# Every byte, through the mount (from the server: each open drops the page cache) and on disk.
+for k in 1 2; do
+  "$io" read "$mnt/b$k" "$mib_b" 4 $((k + 1)) > "$work/verify.out" 2>&1 ||
+    fail "B$k through the mount: $(cat "$work/verify.out")"
+  echo "B$k through the mount: $(cat "$work/verify.out")"
+done
+for f in "a $mib_a 1" "b1 $mib_b 2" "b2 $mib_b 3"; do
+  set -- $f
+  size=$(stat -c %s "$exp/$1")
+  [ "$size" -eq $(($2 << 20)) ] || fail "$1 in the export has $size bytes, not $2 MiB"
+  "$io" read "$exp/$1" "$2" 2 "$3" > "$work/verify.out" 2>&1 || fail "$1 in the export: $(cat "$work/verify.out")"
+  echo "$1 in the export dir: $(cat "$work/verify.out")"
+done
+
+# The fault reached the daemon and it recovered (not a run where nothing happened).
+for i in $(seq 100); do [ "$(conns | wc -l)" -eq 4 ] && break; sleep 0.05; done
+[ "$(conns | wc -l)" -eq 4 ] || fail "the daemon has $(conns | wc -l) connections after recovery, not 4"
+lost=$(count ' lost: ') reconn=$(count '\] reconnected to ')
+echo "daemon log: $lost connection(s) lost, $reconn reconnected"
+grep -E ' lost: |reconnected to |verifier changed' "$log" | sed 's/^/  /'
+case $mode in
+kill-conn)
+  [ "$lost" -eq $drops ] || fail "expected $drops lost connections in the daemon log, found $lost"
+  [ "$reconn" -eq $drops ] || fail "$drops connections dropped but $reconn reconnected"
+  ;;
+restart)
+  [ "$(grep ' lost: ' "$log" | sed -n 's/.*\[conn \([0-9]*\)\].*/\1/p' | sort -u | wc -l)" -eq 4 ] ||
+    fail "expected all 4 connections lost, found $lost lost"
+  [ "$reconn" -ge 4 ] || fail "expected 4 reconnects, found $reconn"
+  [ "$(count 'write verifier changed')" -ge 1 ] ||
+    fail "no UNSTABLE data re-sent after the restart (write verifier unchanged?)"
+  ;;
+esac
+fusermount3 -u "$mnt" || fail "fusermount3 -u"
+echo "PASS: $mode ($(elapsed))"
