@@ -4,7 +4,8 @@
 # mount namespace with its own /run (so it never touches the host's /run/ganesha). Adapted
 # from the nfs-lab recipe: graceless (no 90 s grace period at start), a lease of
 # $GANESHA_LEASE seconds (default 20), 180 fore-channel session slots as on ONTAP. Prints GANESHA_PID=...; the caller stops
-# it with `kill PID` (ganesha_test.sh does, in its EXIT trap).
+# it with `kill PID` (ganesha_test.sh does, in its EXIT trap). GANESHA_GRACE=SECONDS
+# (optional, >= the lease) turns the grace period on: Graceless = false, Grace_Period.
 set -euo pipefail
 [ $# -eq 4 ] || { echo "usage: $0 STATE_DIR EXPORT_DIR ADDR PORT" >&2; exit 2; }
 STATE=$1 EXPORT_DIR=$2 ADDR=$3 PORT=$4
@@ -15,6 +16,14 @@ mkdir -p "$STATE/recovery" "$EXPORT_DIR"
 STATE=$(readlink -f "$STATE")
 EXPORT_DIR=$(readlink -f "$EXPORT_DIR")
 CONF=$STATE/ganesha.conf LOG=$STATE/ganesha.log PIDF=$STATE/ganesha.pid
+LEASE=${GANESHA_LEASE:-20}
+GRACE_CONF="Graceless = true;"
+if [ -n "${GANESHA_GRACE:-}" ]; then
+  [[ $GANESHA_GRACE =~ ^[0-9]+$ && $GANESHA_GRACE -ge $LEASE ]] || {
+    echo "GANESHA_GRACE must be whole seconds >= the lease ($LEASE), got '$GANESHA_GRACE'" >&2
+    exit 2; }
+  GRACE_CONF="Graceless = false; Grace_Period = $GANESHA_GRACE;"
+fi
 
 cat > "$CONF" <<CONF
 NFS_CORE_PARAM {
@@ -26,8 +35,8 @@ NFS_CORE_PARAM {
     Enable_UDP = false;
 }
 NFSV4 {
-    Graceless = true;
-    Lease_Lifetime = ${GANESHA_LEASE:-20};
+    $GRACE_CONF
+    Lease_Lifetime = $LEASE;
     Slot_Table_Size = 180;
     Minor_Versions = 0, 1, 2;
     RecoveryBackend = fs;

@@ -123,6 +123,10 @@ void Engine::remember_open(const Open& f) {
 
 int Engine::close(const Cred& c, const Open& f) {
   if (!f) return -EBADF;
+  // Lock state taken through F first: the server refuses CLOSE while it exists
+  // (NFS4ERR_LOCKS_HELD) and would keep both the open and the locks.
+  if (int rv = release_locks(c, f); rv < 0)
+    SHIM_LOG_WARN("nfs41: releasing locks before CLOSE: {}", std::strerror(-rv));
   {
     std::lock_guard<std::mutex> g(opens_mu_);
     auto it = std::find(open_files_.begin(), open_files_.end(), f);

@@ -1,5 +1,11 @@
 // Session life of the NFSv4.1 engine: client id, session, connections bound to it,
 // the SEQUENCE'd compound with its retries and recoveries, lease renewal, teardown.
+//
+// Recovery as run() does it (tests/nfs41 shows each): DELAY (at SEQUENCE or an op) is
+// resent as a new request after 10 ms, doubling to 1 s; a soft mount gives -EIO when
+// timeout x (retrans + 1) is used up (delay_test.cc). GRACE (the server restarted) is
+// polled every 0.5 s until the period ends: re-opens are CLAIM_NULL, nothing is reclaimed
+// (grace_test.cc). Byte-range locks are not reclaimed either: lock.cc reports them lost.
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <unistd.h>
@@ -48,6 +54,8 @@ struct Engine::Attempt {
 struct Engine::Step {
   bool retry = false;
   int rc = 0;
+  bool delay = false;   // the server said DELAY: pause before the first resend too
+  bool waited = false;  // finish() has paused already (GRACE polls at its own pace)
 };
 
 int options_from_url(const nfs::NfsUrl& u, Options* out, std::string* why) {
@@ -485,7 +493,7 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     switch (nfs4_recovery(sr.status)) {
       case Recovery::kRetryLater:
         delays_.fetch_add(1);
-        return {true, 0};
+        return {true, 0, true};
       case Recovery::kNewSession:
         if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
         return {true, 0};
@@ -525,10 +533,14 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
   switch (nfs4_recovery(st)) {
     case Recovery::kRetryLater:
       delays_.fetch_add(1);
-      return {true, 0};
+      return {true, 0, true};
     case Recovery::kWaitGrace:
+      // The server restarted and only takes reclaims until its grace period ends; this
+      // engine re-opens with CLAIM_NULL (no reclaim), so it waits the period out.
+      if (grace_waits_.fetch_add(1) % 20 == 0)
+        SHIM_LOG_WARN("nfs41: server {}:{} is in its grace period, waiting", o_.addr, o_.port);
       sleep_ms(500);
-      return {true, 0};
+      return {true, 0, false, true};
     case Recovery::kNewSession:
       if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
       return {true, 0};
@@ -546,7 +558,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
 }
 
 int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool cachethis) {
-  int64_t t0 = now_ms();
+  const int64_t t0 = now_ms();
+  const int64_t soft_ms = int64_t{o_.timeout_ms} * (o_.retrans + 1);  // soft: the whole budget
   int backoff = 10;
   for (int attempt = 0;; ++attempt) {
     Attempt a;
@@ -554,10 +567,16 @@ int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool ca
     Step s = finish(&a, decode);
     if (!s.retry) return s.rc;
     retries_.fetch_add(1);
-    if (!o_.hard && now_ms() - t0 > int64_t{o_.timeout_ms} * (o_.retrans + 1)) return -EIO;
-    if (attempt > 0) {
-      sleep_ms(backoff);
+    if (!o_.hard && now_ms() - t0 >= soft_ms) return -EIO;
+    // Backoff 10 ms doubling to 1 s. A DELAY is waited on from the first resend (the
+    // server asked for it); other retries (new session, re-opened state) go at once the
+    // first time.
+    if (!s.waited && (attempt > 0 || s.delay)) {
+      int64_t pause = backoff;
+      if (!o_.hard) pause = std::min<int64_t>(pause, t0 + soft_ms - now_ms());
+      if (pause > 0) sleep_ms(static_cast<int>(pause));
       backoff = std::min(backoff * 2, 1000);
+      if (!o_.hard && now_ms() - t0 >= soft_ms) return -EIO;
     }
   }
 }
@@ -572,6 +591,7 @@ int Engine::run_parallel(const Cred& c, const std::vector<Piece>& pieces) {
     std::unique_ptr<Attempt> a = std::move(open.front().second);
     open.pop_front();
     Step s = finish(a.get(), pieces[i].decode);
+    if (s.retry && s.delay) sleep_ms(10);  // run()'s first resend would not wait
     int rc = s.retry ? run(c, pieces[i].build, pieces[i].decode, pieces[i].cachethis) : s.rc;
     if (rc != 0 && first_err == 0) first_err = rc;
   };
@@ -692,6 +712,7 @@ int Engine::shutdown() {
       left.assign(open_files_.begin(), open_files_.end());
     }
     for (auto& f : left) {
+      release_locks(default_cred(), f);  // CLOSE fails with NFS4ERR_LOCKS_HELD otherwise
       int rv = close(default_cred(), f);
       if (rv != 0 && first == 0) first = rv;
     }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -156,6 +157,50 @@ class Engine {
   using Build = std::function<int(nfs4::Compound&)>;
   using Decode = std::function<int(nfs4::ReplyReader&)>;
   int run(const Cred& c, const Build& build, const Decode& decode, bool cachethis = true);
+
+  // ---- Byte-range locks (lock.cc; RFC 8881 18.10-18.12) and recovery counters --------
+  // OWNER is the caller's lock owner (FUSE's lock_owner): one NFSv4 lock-owner per owner
+  // id on this engine, so one owner's locks never conflict with each other across Opens
+  // of a file (POSIX). The first LOCK of an owner on a file goes with open_to_lock_owner4
+  // from the Open's stateid, later ones with the lock stateid. LEN 0 means "to the end of
+  // the file" (fcntl's l_len), here and in LockConflict. After a lost client id the engine
+  // re-opens files but does NOT reclaim locks: the next lock op on such a file gives -EIO
+  // once (the caller's locks are gone), later ones start afresh.
+  enum class LockType { kRead, kWrite };
+  struct LockConflict {  // the holder's range (LOCK4denied)
+    uint64_t off = 0, len = 0;
+    LockType type = LockType::kWrite;
+    bool ours = false;   // held by a lock-owner of this engine: OWNER is its id
+    uint64_t owner = 0;
+    std::vector<uint8_t> raw_owner;  // the server's lock_owner4 bytes
+  };
+  // WAIT_MS 0: a conflict fails at once with -EAGAIN (F_SETLK); > 0: retried with
+  // backoff (20 ms doubling to 1 s) for up to that long, then -EAGAIN; < 0: until granted
+  // (F_SETLKW). CANCEL (may be null) set by another thread ends the wait with -EINTR.
+  int lock(const Cred& c, const Open& f, uint64_t owner, LockType type, uint64_t off,
+           uint64_t len, int wait_ms, LockConflict* conflict = nullptr,
+           const std::atomic<bool>* cancel = nullptr);
+  // LOCKU; 0 when OWNER holds nothing on the file.
+  int unlock(const Cred& c, const Open& f, uint64_t owner, uint64_t off, uint64_t len);
+  // LOCKT: 0 (no conflict) or -EAGAIN with *CONFLICT filled (F_GETLK).
+  int test_lock(const Cred& c, const Open& f, uint64_t owner, LockType type, uint64_t off,
+                uint64_t len, LockConflict* conflict);
+  // For each lock stateid taken through F (any owner): LOCKU of the whole file, then
+  // FREE_STATEID (v4.1 has no RELEASE_LOCKOWNER). CLOSE fails with NFS4ERR_LOCKS_HELD
+  // (-EBUSY) while lock state exists, so this comes first (shutdown() does it).
+  int release_locks(const Cred& c, const Open& f);
+  uint64_t grace_waits() const { return grace_waits_.load(); }  // NFS4ERR_GRACE answers
+  uint64_t lock_waits() const { return lock_waits_.load(); }    // DENIED, retried later
+
+ private:
+  struct LockEntry;
+  int lock_state_lost(const Open& f);  // locks_mu_ held
+  // engine41_locks_mu_00: before recovery_mu_, opens_mu_ and mu_; held over one lock
+  // compound (which may run a recovery), never over a blocking lock's pause.
+  std::mutex locks_mu_;
+  std::map<std::pair<std::string, uint64_t>, std::shared_ptr<LockEntry>> locks_;  // (fh, owner)
+  std::atomic<uint64_t> grace_waits_{0}, lock_waits_{0};
+  // ---- end of byte-range locks ------------------------------------------------------
 
  private:
   struct Attempt;

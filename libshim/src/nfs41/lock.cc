@@ -1,0 +1,301 @@
+// Byte-range locks of the NFSv4.1 engine (RFC 8881 18.10-18.12): LOCK, LOCKU, LOCKT and
+// the release of lock state before CLOSE. One lock-owner per caller owner id; the lock
+// stateid of (file, owner) is kept in locks_ with the client id generation it was taken
+// under. Locks are not reclaimed after a lost client id (see engine.h): the stale entries
+// turn the next lock op on that file into -EIO instead of a call with a dead stateid.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "internal.h"
+#include "nfsshim/log.h"
+#include "nfsshim/nfs4/constants.h"
+#include "nfsshim/nfs4/nfsstat4.h"
+#include "nfsshim/nfs4/ops_fh.h"
+#include "nfsshim/nfs4/ops_lock.h"
+
+namespace nfsshim::nfs41 {
+
+using namespace nfs4;
+
+struct Engine::LockEntry {
+  Stateid4 stateid;            // the lock stateid (seqid 0 would also do in v4.1)
+  std::weak_ptr<OpenFile> parent;  // the Open whose stateid made it (open_to_lock_owner4)
+  uint64_t client_gen = 0;     // client id it belongs to
+};
+
+namespace {
+
+const char kOwnerPrefix[] = "nfsshim-lk:";
+
+std::vector<uint8_t> owner_bytes(uint64_t id) {
+  std::string s = kOwnerPrefix + std::to_string(id);
+  return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+uint64_t nfs_len(uint64_t len) { return len == 0 ? UINT64_MAX : len; }
+
+uint32_t nfs_locktype(Engine::LockType t, bool wait) {
+  if (t == Engine::LockType::kRead) return wait ? READW_LT : READ_LT;
+  return wait ? WRITEW_LT : WRITE_LT;
+}
+
+// The range must fit: offset + length <= 2^64 unless length is "to the end".
+bool valid_range(uint64_t off, uint64_t len) { return len == 0 || len <= UINT64_MAX - off; }
+
+void fill_conflict(const LockDenied& d, uint64_t clientid, Engine::LockConflict* out) {
+  if (!out) return;
+  *out = Engine::LockConflict{};
+  out->off = d.offset;
+  out->len = d.length == UINT64_MAX ? 0 : d.length;
+  out->type = (d.locktype == READ_LT || d.locktype == READW_LT) ? Engine::LockType::kRead
+                                                                 : Engine::LockType::kWrite;
+  out->raw_owner = d.owner.owner;
+  const size_t pn = sizeof kOwnerPrefix - 1;
+  const auto& o = d.owner.owner;
+  if (d.owner.clientid == clientid && o.size() > pn && o.size() <= pn + 20 &&
+      std::equal(o.begin(), o.begin() + pn, kOwnerPrefix)) {
+    std::string digits(o.begin() + pn, o.end());
+    if (digits.find_first_not_of("0123456789") == std::string::npos) {
+      out->ours = true;
+      out->owner = std::stoull(digits);
+    }
+  }
+}
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+// Stale lock state of F's file (taken under an earlier client id): dropped, and -EIO so
+// the caller learns its locks are gone. 0 when there is none.
+int Engine::lock_state_lost(const Open& f) {
+  uint64_t gen;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    gen = client_gen_;
+  }
+  int rv = 0;
+  for (auto it = locks_.begin(); it != locks_.end();) {
+    if (it->first.first == f->fh.data && it->second->client_gen != gen) {
+      SHIM_LOG_WARN("nfs41: locks of owner {} on '{}' were lost with the old client id",
+                    it->first.second, f->name);
+      it = locks_.erase(it);
+      rv = -EIO;
+    } else {
+      ++it;
+    }
+  }
+  return rv;
+}
+
+int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, uint64_t off,
+                 uint64_t len, int wait_ms, LockConflict* conflict,
+                 const std::atomic<bool>* cancel) {
+  if (!f) return -EBADF;
+  if (!valid_range(off, len)) return -EINVAL;
+  {
+    std::lock_guard<std::mutex> g(opens_mu_);
+    if (std::find(open_files_.begin(), open_files_.end(), f) == open_files_.end()) return -EBADF;
+  }
+  const auto key = std::make_pair(f->fh.data, owner);
+  const bool may_wait = wait_ms != 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  int backoff = 20;
+  for (;;) {
+    LockRes res;
+    int rv;
+    {
+      std::lock_guard<std::mutex> lg(locks_mu_);
+      if (int rc = lock_state_lost(f); rc < 0) return rc;
+      auto it = locks_.find(key);
+      std::shared_ptr<LockEntry> e = it == locks_.end() ? nullptr : it->second;
+      if (e) {
+        // The Open that made the lock stateid was closed: its lock state went with it.
+        Open p = e->parent.lock();
+        std::lock_guard<std::mutex> g(opens_mu_);
+        if (!p || std::find(open_files_.begin(), open_files_.end(), p) == open_files_.end()) {
+          locks_.erase(it);
+          e = nullptr;
+        }
+      }
+      uint64_t gen = 0;
+      rv = run(c,
+          [&](Compound& k) {
+            LockArgs a;
+            a.locktype = nfs_locktype(type, may_wait);
+            a.offset = off;
+            a.length = nfs_len(len);
+            {
+              std::lock_guard<std::mutex> g(mu_);
+              gen = client_gen_;
+              a.lock_owner.clientid = clientid_;
+            }
+            // A retry after a new client id must not use a stateid of the old one.
+            if (e && e->client_gen != gen) return -EIO;
+            a.new_lock_owner = !e;
+            if (e) {
+              a.lock_stateid = e->stateid;
+            } else {
+              a.open_stateid = f->stateid();
+              a.lock_owner.owner = owner_bytes(owner);
+            }
+            if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+            return encode_lock(k, a);
+          },
+          [&](ReplyReader& r) {
+            uint32_t st;
+            NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
+            NFS41_STEP(r, decode_lock(r, &res));
+            return 0;
+          });
+      if (rv == 0) {
+        if (!e) {
+          e = std::make_shared<LockEntry>();
+          e->parent = f;
+          locks_[key] = e;
+        }
+        e->stateid = res.stateid;
+        e->client_gen = gen;
+        return 0;
+      }
+      // A new client id came in the middle: the build gave -EIO; forget the dead state.
+      if (int rc = lock_state_lost(f); rc < 0) return rc;
+    }
+    if (res.status != NFS4ERR_DENIED) return rv;
+    if (!may_wait || (wait_ms > 0 && std::chrono::steady_clock::now() >= deadline)) {
+      std::lock_guard<std::mutex> g(mu_);
+      fill_conflict(res.denied, clientid_, conflict);
+      return -EAGAIN;
+    }
+    // Blocking: poll with backoff (the server need not call back; v4.1 CB_NOTIFY_LOCK is
+    // optional and this engine has no back channel), in slices so CANCEL is seen soon.
+    lock_waits_.fetch_add(1);
+    int64_t pause = backoff;
+    if (wait_ms > 0) {  // not past the caller's deadline
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pause = std::max<int64_t>(1, std::min<int64_t>(pause, left.count()));
+    }
+    for (int64_t slept = 0; slept < pause; slept += 20) {
+      if (cancel && cancel->load()) return -EINTR;
+      sleep_ms(static_cast<int>(std::min<int64_t>(20, pause - slept)));
+    }
+    if (cancel && cancel->load()) return -EINTR;
+    backoff = std::min(backoff * 2, 1000);
+  }
+}
+
+int Engine::unlock(const Cred& c, const Open& f, uint64_t owner, uint64_t off, uint64_t len) {
+  if (!f) return -EBADF;
+  if (!valid_range(off, len)) return -EINVAL;
+  std::lock_guard<std::mutex> lg(locks_mu_);
+  if (int rc = lock_state_lost(f); rc < 0) return rc;
+  auto it = locks_.find(std::make_pair(f->fh.data, owner));
+  if (it == locks_.end()) return 0;  // nothing held by this owner on the file
+  std::shared_ptr<LockEntry> e = it->second;
+  LockuRes res;
+  int rv = run(c,
+      [&](Compound& k) {
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          if (e->client_gen != client_gen_) return -EIO;
+        }
+        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        return encode_locku(k, WRITE_LT, e->stateid, off, nfs_len(len));
+      },
+      [&](ReplyReader& r) {
+        uint32_t st;
+        NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
+        NFS41_STEP(r, decode_locku(r, &res));
+        return 0;
+      });
+  if (rv == 0) e->stateid = res.stateid;
+  if (rv == -EIO) locks_.erase(it);  // the lock state is unusable: forget it
+  return rv;
+}
+
+int Engine::test_lock(const Cred& c, const Open& f, uint64_t owner, LockType type, uint64_t off,
+                      uint64_t len, LockConflict* conflict) {
+  if (!f) return -EBADF;
+  if (!valid_range(off, len)) return -EINVAL;
+  {
+    std::lock_guard<std::mutex> lg(locks_mu_);
+    if (int rc = lock_state_lost(f); rc < 0) return rc;
+  }
+  LocktRes res;
+  uint64_t clientid = 0;
+  int rv = run(c,
+      [&](Compound& k) {
+        StateOwner4 o;
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          o.clientid = clientid = clientid_;
+        }
+        o.owner = owner_bytes(owner);
+        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        return encode_lockt(k, nfs_locktype(type, false), off, nfs_len(len), o);
+      },
+      [&](ReplyReader& r) {
+        uint32_t st;
+        NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
+        NFS41_STEP(r, decode_lockt(r, &res));
+        return 0;
+      });
+  if (rv == -EAGAIN && res.status == NFS4ERR_DENIED) fill_conflict(res.denied, clientid, conflict);
+  return rv;
+}
+
+int Engine::release_locks(const Cred& c, const Open& f) {
+  if (!f) return -EBADF;
+  std::lock_guard<std::mutex> lg(locks_mu_);
+  uint64_t gen;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    gen = client_gen_;
+  }
+  int first = 0;
+  for (auto it = locks_.begin(); it != locks_.end();) {
+    std::shared_ptr<LockEntry> e = it->second;
+    const uint64_t owner = it->first.second;
+    Open p = e->parent.lock();
+    if (it->first.first != f->fh.data || (p && p != f)) {
+      ++it;
+      continue;
+    }
+    it = locks_.erase(it);
+    // Died with the old client id, or with an Open closed before: nothing left to free.
+    if (e->client_gen != gen || !p) continue;
+    LockuRes lu;
+    int rv = run(c,
+        [&](Compound& k) {
+          if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+          return encode_locku(k, WRITE_LT, e->stateid, 0, UINT64_MAX);
+        },
+        [&](ReplyReader& r) {
+          uint32_t st;
+          NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
+          NFS41_STEP(r, decode_locku(r, &lu));
+          return 0;
+        });
+    if (rv == 0) {
+      // No locks left on the stateid: FREE_STATEID ends it (v4.1 has no RELEASE_LOCKOWNER).
+      uint32_t st = 0;
+      rv = run(c, [&](Compound& k) { return encode_free_stateid(k, lu.stateid); },
+               [&](ReplyReader& r) {
+                 NFS41_STEP(r, decode_status_only(r, OP_FREE_STATEID, &st));
+                 return 0;
+               });
+    }
+    if (rv != 0) {
+      SHIM_LOG_WARN("nfs41: releasing the locks of owner {} on '{}': {}", owner, f->name,
+                    std::strerror(-rv));
+      if (first == 0) first = rv;
+    }
+  }
+  return first;
+}
+
+}  // namespace nfsshim::nfs41
