@@ -6,6 +6,9 @@
 
 #include <sys/types.h>
 
+#include <fcntl.h>
+
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +44,16 @@ class FileIo {
   // until every open of ours is closed (v4.1 OPEN4_RESULT_PRESERVE_UNLINKED on each open,
   // none in flight). Never for v3.
   virtual bool server_keeps_unlinked() = 0;
+
+  // POSIX byte-range locks kept by the server, for Client::server_locks() mounts: OWNER is
+  // FUSE's lock_owner, LK as fcntl's (l_whence SEEK_SET, l_len 0 = to the end). getlk
+  // leaves LK's l_type F_UNLCK or describes the conflicting lock; setlk with SLEEP waits
+  // until granted or CANCEL is set. unlock_owner drops all of OWNER's locks (at flush: a
+  // close(2) releases the process's locks on the file). -errno.
+  virtual int getlk(const nfs::Cred& c, uint64_t handle, uint64_t owner, struct flock* lk);
+  virtual int setlk(const nfs::Cred& c, uint64_t handle, uint64_t owner, const struct flock& lk,
+                    bool sleep, const std::atomic<bool>* cancel);
+  virtual int unlock_owner(const nfs::Cred& c, uint64_t handle, uint64_t owner);
 };
 
 class Client {
@@ -75,6 +88,9 @@ class Client {
   virtual int readdirplus(const nfs::Cred& c, const nfs::Fh& dir, std::vector<nfs::DirEntry>* out) = 0;
   virtual int fsstat(const nfs::Cred& c, const nfs::Fh& fh, nfs::FsStat* out) = 0;
   virtual std::unique_ptr<FileIo> file_io(const nfs::Fh& fh) = 0;
+  // True if POSIX locks go to the server (NFSv4.1 LOCK): visible to every client of the
+  // export. False (NFSv3: no NLM here): the kernel keeps them local to this host.
+  virtual bool server_locks() const { return false; }
 };
 
 // The client for URL's version (vers=3 or vers=4.1): connected, the export's root known.

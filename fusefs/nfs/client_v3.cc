@@ -95,6 +95,14 @@ class ClientV3 final : public Client {
 
 }  // namespace
 
+// Locks are local to the host unless a client says otherwise (server_locks()).
+int FileIo::getlk(const nfs::Cred&, uint64_t, uint64_t, struct flock*) { return -ENOSYS; }
+int FileIo::setlk(const nfs::Cred&, uint64_t, uint64_t, const struct flock&, bool,
+                  const std::atomic<bool>*) {
+  return -ENOSYS;
+}
+int FileIo::unlock_owner(const nfs::Cred&, uint64_t, uint64_t) { return 0; }
+
 int open_client_v3(const nfs::NfsUrl& url, std::unique_ptr<Client>* out, std::string* why) {
   std::unique_ptr<nfs::Engine> e;
   int rv = nfs::Engine::open(url, &e, why);

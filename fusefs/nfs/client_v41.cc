@@ -26,6 +26,10 @@ uint32_t share_access(int flags) {
   }
 }
 
+nfs41::Engine::LockType lock_type(short l_type) {
+  return l_type == F_RDLCK ? nfs41::Engine::LockType::kRead : nfs41::Engine::LockType::kWrite;
+}
+
 struct CreatedOpen41 final : CreatedOpen {
   explicit CreatedOpen41(Open o) : open(std::move(o)) {}
   Open open;
@@ -76,7 +80,7 @@ class FileIo41 final : public FileIo {
       o = std::move(it->second);
       opens_.erase(it);
     }
-    return e_.close(c, o);
+    return e_.close(c, o);  // releases the lock state taken through it first
   }
 
   ssize_t read(const nfs::Cred& c, uint64_t handle, uint64_t off, size_t len, char* buf) override {
@@ -88,6 +92,39 @@ class FileIo41 final : public FileIo {
     return writer_.write(c, off, buf, len);
   }
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
+
+  int getlk(const nfs::Cred& c, uint64_t handle, uint64_t owner, struct flock* lk) override {
+    Open o = pick(handle, nfs4::OPEN4_SHARE_ACCESS_READ | nfs4::OPEN4_SHARE_ACCESS_WRITE);
+    if (!o) return -EBADF;
+    nfs41::Engine::LockConflict conflict;
+    int rv = e_.test_lock(c, o, owner, lock_type(lk->l_type), static_cast<uint64_t>(lk->l_start),
+                          static_cast<uint64_t>(lk->l_len), &conflict);
+    if (rv == 0) {
+      lk->l_type = F_UNLCK;
+      return 0;
+    }
+    if (rv != -EAGAIN) return rv;
+    lk->l_type = conflict.type == nfs41::Engine::LockType::kRead ? F_RDLCK : F_WRLCK;
+    lk->l_whence = SEEK_SET;
+    lk->l_start = static_cast<off_t>(conflict.off);
+    lk->l_len = static_cast<off_t>(conflict.len);
+    lk->l_pid = 0;  // held elsewhere (maybe another host): no pid of ours to name
+    return 0;
+  }
+
+  int setlk(const nfs::Cred& c, uint64_t handle, uint64_t owner, const struct flock& lk, bool sleep,
+            const std::atomic<bool>* cancel) override {
+    Open o = pick(handle, nfs4::OPEN4_SHARE_ACCESS_READ | nfs4::OPEN4_SHARE_ACCESS_WRITE);
+    if (!o) return -EBADF;
+    const auto off = static_cast<uint64_t>(lk.l_start), len = static_cast<uint64_t>(lk.l_len);
+    if (lk.l_type == F_UNLCK) return e_.unlock(c, o, owner, off, len);
+    return e_.lock(c, o, owner, lock_type(lk.l_type), off, len, sleep ? -1 : 0, nullptr, cancel);
+  }
+
+  int unlock_owner(const nfs::Cred& c, uint64_t handle, uint64_t owner) override {
+    Open o = pick(handle, nfs4::OPEN4_SHARE_ACCESS_READ | nfs4::OPEN4_SHARE_ACCESS_WRITE);
+    return o ? e_.unlock(c, o, owner, 0, 0) : 0;
+  }
 
   bool server_keeps_unlinked() override {
     std::lock_guard<std::mutex> g(mu_);
@@ -195,6 +232,7 @@ class ClientV41 final : public Client {
   std::unique_ptr<FileIo> file_io(const nfs::Fh& fh) override {
     return std::make_unique<FileIo41>(*e_, fh, assume_preserved_);
   }
+  bool server_locks() const override { return true; }
 
  private:
   const nfs::NfsUrl url_;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 
@@ -26,6 +27,10 @@ struct Node {
   Node& operator=(const Node&) = delete;
   const uint64_t ino;
   const nfs::Fh fh;
+  // node_removal_mu_0: exclusive while a name of the file is being removed (unlink, rename
+  // over, the graveyard REMOVE at the last release), shared while an open counts itself.
+  // Taken before mu and before the table's lock; never held by a waiter on the kernel.
+  std::shared_mutex removal_mu;
   std::mutex mu;                               // node_mu_1: the fields below
   uint64_t nlookup = 0;
   int nopen = 0;
@@ -41,10 +46,13 @@ class NodeTable {
   // The one lookup-count entry point: the node for FH (created if new), nlookup += 1.
   std::shared_ptr<Node> remember(const nfs::Fh& fh);
   std::shared_ptr<Node> find(const nfs::Fh& fh);  // no count change; null if unknown
+  // The node for FH, created (lookup count 0) if unknown; the caller ends with maybe_drop.
+  std::shared_ptr<Node> pin(const nfs::Fh& fh);
   void forget(uint64_t ino, uint64_t n);
   void maybe_drop(const std::shared_ptr<Node>& n);  // after nopen reached 0
 
  private:
+  std::shared_ptr<Node> find_or_add_locked(const nfs::Fh& fh);
   std::mutex mu_;  // table_mu_0: taken before no other lock; Node::mu after it
   std::unordered_map<uint64_t, std::shared_ptr<Node>> by_ino_;
   std::unordered_map<std::string, uint64_t> by_fh_;
@@ -65,7 +73,8 @@ bool is_nfs_source(const std::string& source);
 // Runs nfsshim-fuse for an nfs:// SOURCE: opens the engine (errors before anything is
 // mounted), mounts, serves. Returns the process exit status.
 int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog);
-fuse_lowlevel_ops make_nfs_ops();
+// SERVER_LOCKS: getlk/setlk go to the server (Client::server_locks()).
+fuse_lowlevel_ops make_nfs_ops(bool server_locks);
 // Graveyard (nfs_graveyard.cc).
 int open_graveyard(NfsFs& fs, std::string* why);
 int bury(NfsFs& fs, const nfs::Fh& dir, const std::string& name, std::string* entry);

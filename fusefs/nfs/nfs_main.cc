@@ -48,7 +48,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
   struct stat st;
   if (::stat(opts.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return fail(prog, "MOUNTPOINT '" + opts.mountpoint + "' is not a directory");
-  const fuse_lowlevel_ops ops = make_nfs_ops();
+  const fuse_lowlevel_ops ops = make_nfs_ops(fs.client->server_locks());
   fuse_session* se = fuse_session_new(args, &ops, sizeof ops, &fs);
   if (!se) return fail(prog, "invalid options (see the message above)");
   if (fuse_set_signal_handlers(se) != 0) {

@@ -25,20 +25,26 @@ std::shared_ptr<Node> NodeTable::find(const nfs::Fh& fh) {
   return it == by_fh_.end() ? nullptr : by_ino_[it->second];
 }
 
+std::shared_ptr<Node> NodeTable::find_or_add_locked(const nfs::Fh& fh) {
+  auto it = by_fh_.find(fh.data);
+  if (it != by_fh_.end()) return by_ino_[it->second];
+  auto n = std::make_shared<Node>(next_++, fh);
+  by_ino_[n->ino] = n;
+  by_fh_[fh.data] = n->ino;
+  return n;
+}
+
 std::shared_ptr<Node> NodeTable::remember(const nfs::Fh& fh) {
   std::lock_guard<std::mutex> g(mu_);
-  std::shared_ptr<Node> n;
-  auto it = by_fh_.find(fh.data);
-  if (it != by_fh_.end()) {
-    n = by_ino_[it->second];
-  } else {
-    n = std::make_shared<Node>(next_++, fh);
-    by_ino_[n->ino] = n;
-    by_fh_[fh.data] = n->ino;
-  }
+  std::shared_ptr<Node> n = find_or_add_locked(fh);
   std::lock_guard<std::mutex> ng(n->mu);
   ++n->nlookup;
   return n;
+}
+
+std::shared_ptr<Node> NodeTable::pin(const nfs::Fh& fh) {
+  std::lock_guard<std::mutex> g(mu_);
+  return find_or_add_locked(fh);
 }
 
 void NodeTable::forget(uint64_t ino, uint64_t count) {

@@ -5,7 +5,9 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
+#include <atomic>
 #include <cstring>
+#include <shared_mutex>
 #include <vector>
 
 #include "nfs/nfs_fs.h"
@@ -211,11 +213,9 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* n
   reply_entry(req, rv, n->fh, a);
 }
 
-// True if removing the name of FH (attributes A) must keep the data for holders through the
+// True if removing N's last name (attributes A) must keep the data for holders through the
 // mount: bury it instead (client.h's must_bury).
-bool held_open(NfsFs& fs, const nfs::Fh& fh, const nfs::Attr& a) {
-  auto n = fs.nodes->find(fh);
-  if (!n) return false;
+bool held_open(const std::shared_ptr<Node>& n, const nfs::Attr& a) {
   std::shared_ptr<FileIo> io;
   int nopen;
   bool buried;
@@ -230,26 +230,42 @@ bool held_open(NfsFs& fs, const nfs::Fh& fh, const nfs::Attr& a) {
   return must_bury(S_ISREG(a.st_mode()), a.nlink, nopen, buried, keeps);
 }
 
-// Buries DIR/NAME if it is held open; returns 1 if buried, 0 if not held, -errno.
-int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) {
+// The file a removing call (unlink, rename over) is about to take a name from, with its
+// removal guard held until the call is done: no open of it can count itself between our
+// "is it open?" and the call (an open that came first is seen and the file buried; one that
+// comes after finds the file gone and returns ESTALE, on which the kernel looks the name up
+// again).
+struct Removal {
+  NfsFs* fs = nullptr;
+  std::shared_ptr<Node> node;
+  std::unique_lock<std::shared_mutex> guard;
+  Removal() = default;
+  Removal(const Removal&) = delete;
+  Removal& operator=(const Removal&) = delete;
+  ~Removal() {
+    if (guard) guard.unlock();
+    if (node) fs->nodes->maybe_drop(node);
+  }
+};
+
+// Buries DIR/NAME if it is held open; returns 1 if buried, 0 if not held, -errno. *R keeps
+// the file's removal guard for the caller's REMOVE or RENAME.
+int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r) {
   nfs::Fh fh;
   nfs::Attr a;
   int rv = fs.client->lookup(c, dir, name, &fh, &a);
   if (rv < 0) return rv == -ENOENT ? 0 : rv;
-  if (!held_open(fs, fh, a)) return 0;
+  r->fs = &fs;
+  r->node = fs.nodes->pin(fh);
+  r->guard = std::unique_lock<std::shared_mutex>(r->node->removal_mu);
+  if (!held_open(r->node, a)) return 0;
   std::string entry;
   rv = bury(fs, dir, name, &entry);
   if (rv < 0) return rv;
-  auto n = fs.nodes->find(fh);
-  bool remove_now = false;
-  if (n) {
-    std::lock_guard<std::mutex> g(n->mu);
-    if (n->nopen > 0) n->buried = entry;
-    else remove_now = true;  // closed while we renamed it
-  } else {
-    remove_now = true;
+  {
+    std::lock_guard<std::mutex> g(r->node->mu);
+    r->node->buried = entry;  // nopen > 0 still: a last release waits for the guard
   }
-  if (remove_now) fs.client->remove(fs.client->default_cred(), fs.graveyard, entry);
   SHIM_LOG_DEBUG("buried {} as {}", name, entry);
   return 1;
 }
@@ -262,8 +278,12 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
   }
   NODE_OR_FAIL(p, req, parent);
   nfs::Cred c = cred_of(req);
-  int rv = bury_if_held(fs, c, p->fh, name);
-  if (rv == 0) rv = fs.client->remove(c, p->fh, name);
+  int rv;
+  {
+    Removal r;
+    rv = bury_if_held(fs, c, p->fh, name, &r);
+    if (rv == 0) rv = fs.client->remove(c, p->fh, name);
+  }
   fuse_reply_err(req, rv < 0 ? -rv : 0);
 }
 
@@ -292,6 +312,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   NODE_OR_FAIL(p, req, parent);
   NODE_OR_FAIL(np, req, newparent);
   nfs::Cred c = cred_of(req);
+  Removal r;  // of the target, until the RENAME is done
   if (flags & RENAME_NOREPLACE) {
     int rv = fs.client->lookup(c, np->fh, newname, nullptr, nullptr);
     if (rv != -ENOENT) {
@@ -300,7 +321,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
     }
   } else {
     // A target that is held open keeps its data for the holders.
-    int rv = bury_if_held(fs, c, np->fh, newname);
+    int rv = bury_if_held(fs, c, np->fh, newname, &r);
     if (rv < 0) {
       fuse_reply_err(req, -rv);
       return;
@@ -310,19 +331,11 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   fuse_reply_err(req, -rv);
 }
 
-// Ends one open of N (HANDLE in its FileIo): its server state closed; at the last one the
-// FileIo goes and a buried file is removed from the graveyard.
-void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uint64_t handle) {
-  std::shared_ptr<FileIo> io;
-  {
-    std::lock_guard<std::mutex> g(n->mu);
-    io = n->io;
-  }
-  if (io) {
-    io->commit(c);
-    int rv = io->close(c, handle);
-    if (rv < 0) SHIM_LOG_WARN("[ino {}] close: {}", n->ino, std::strerror(-rv));
-  }
+// Drops one open of N: at the last one the FileIo goes and a buried file is removed from
+// the graveyard, under N's removal guard (an open counting itself waits, then finds the
+// file gone: ESTALE, and the kernel looks its name up again).
+void drop_open(NfsFs& fs, const std::shared_ptr<Node>& n) {
+  std::unique_lock<std::shared_mutex> guard(n->removal_mu);
   std::string buried;
   {
     std::lock_guard<std::mutex> g(n->mu);
@@ -335,11 +348,28 @@ void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uin
     int rv = fs.client->remove(fs.client->default_cred(), fs.graveyard, buried);
     if (rv < 0) SHIM_LOG_WARN("[ino {}] removing graveyard entry {}: {}", n->ino, buried, std::strerror(-rv));
   }
+  guard.unlock();
   fs.nodes->maybe_drop(n);
 }
 
+// Ends one open of N (HANDLE in its FileIo): data committed, its server state closed.
+void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uint64_t handle) {
+  std::shared_ptr<FileIo> io;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    io = n->io;
+  }
+  if (io) {
+    io->commit(c);
+    int rv = io->close(c, handle);
+    if (rv < 0) SHIM_LOG_WARN("[ino {}] close: {}", n->ino, std::strerror(-rv));
+  }
+  drop_open(fs, n);
+}
+
 // Starts one open of N with open(2) FLAGS; *HANDLE for its release. CREATED: what create
-// left open. 0 or -errno (then nothing is counted).
+// left open. 0 or -errno (then nothing is counted). The caller holds N's removal guard
+// (shared), so no last release can remove the file meanwhile.
 int start_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, int flags,
                std::unique_ptr<CreatedOpen> created, uint64_t* handle) {
   std::shared_ptr<FileIo> io;
@@ -351,11 +381,8 @@ int start_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, in
   }
   int rv = io->open(c, flags, std::move(created), handle);
   if (rv < 0) {
-    {
-      std::lock_guard<std::mutex> g(n->mu);
-      if (--n->nopen == 0) n->io.reset();
-    }
-    fs.nodes->maybe_drop(n);
+    std::lock_guard<std::mutex> g(n->mu);
+    if (--n->nopen == 0) n->io.reset();  // nothing buried: that needs an open
   }
   return rv;
 }
@@ -364,12 +391,19 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
   NfsFs& fs = fs_of(req);
   nfs::Cred c = cred_of(req, false);
-  // Close-to-open: fresh attributes at every open; the page cache is dropped (keep_cache 0).
-  nfs::Attr a;
-  int rv = fs.client->getattr(c, n->fh, &a);
   uint64_t handle = 0;
-  if (rv == 0) rv = start_open(fs, c, n, fi->flags, nullptr, &handle);
+  int rv;
+  {
+    // The file exists now and stays (counted) until our release, or we fail: a removal of
+    // its last name cannot fall between the check and the count.
+    std::shared_lock<std::shared_mutex> guard(n->removal_mu);
+    // Close-to-open: fresh attributes at every open; the page cache is dropped (keep_cache 0).
+    nfs::Attr a;
+    rv = fs.client->getattr(c, n->fh, &a);
+    if (rv == 0) rv = start_open(fs, c, n, fi->flags, nullptr, &handle);
+  }
   if (rv < 0) {
+    fs.nodes->maybe_drop(n);
     fuse_reply_err(req, -rv);
     return;
   }
@@ -396,7 +430,10 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   }
   auto n = fs.nodes->remember(fh);
   uint64_t handle = 0;
-  rv = start_open(fs, c, n, fi->flags, std::move(created), &handle);
+  {
+    std::shared_lock<std::shared_mutex> guard(n->removal_mu);
+    rv = start_open(fs, c, n, fi->flags, std::move(created), &handle);
+  }
   if (rv < 0) {
     fs.nodes->forget(n->ino, 1);
     fuse_reply_err(req, -rv);
@@ -458,9 +495,47 @@ int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n) {
   return io ? io->commit(cred_of(req, false)) : 0;
 }
 
-void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
+void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
-  fuse_reply_err(req, -commit_node(req, n));  // close-to-open: stable on the server at close
+  int rv = commit_node(req, n);  // close-to-open: stable on the server at close
+  // close(2) drops the process's POSIX locks on the file; with server locks the kernel
+  // keeps no record of them, so that is ours to do (libfuse's flush contract).
+  auto io = io_of(n);
+  if (io && fi->lock_owner != 0 && fs_of(req).client->server_locks()) {
+    int lr = io->unlock_owner(cred_of(req, false), fi->fh, fi->lock_owner);
+    if (lr < 0) SHIM_LOG_WARN("[ino {}] dropping locks at close: {}", ino, std::strerror(-lr));
+  }
+  fuse_reply_err(req, -rv);
+}
+
+void op_getlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  auto io = io_of(n);
+  int rv = io ? io->getlk(cred_of(req, false), fi->fh, fi->lock_owner, lock) : -EBADF;
+  if (rv < 0) {
+    fuse_reply_err(req, -rv);
+    return;
+  }
+  fuse_reply_lock(req, lock);
+}
+
+void interrupt_lock(fuse_req_t, void* data) {
+  static_cast<std::atomic<bool>*>(data)->store(true);
+}
+
+void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock, int sleep) noexcept {
+  NODE_OR_FAIL(n, req, ino);
+  auto io = io_of(n);
+  if (!io) {
+    fuse_reply_err(req, EBADF);
+    return;
+  }
+  // A waiting F_SETLKW ends with EINTR when the caller is interrupted (a signal).
+  std::atomic<bool> cancel{false};
+  if (sleep) fuse_req_interrupt_func(req, interrupt_lock, &cancel);
+  int rv = io->setlk(cred_of(req, false), fi->fh, fi->lock_owner, *lock, sleep != 0, &cancel);
+  if (sleep) fuse_req_interrupt_func(req, nullptr, nullptr);  // CANCEL is about to go away
+  fuse_reply_err(req, -rv);
 }
 
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) noexcept {
@@ -599,7 +674,7 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
 
 bool is_nfs_source(const std::string& source) { return source.rfind("nfs://", 0) == 0; }
 
-fuse_lowlevel_ops make_nfs_ops() {
+fuse_lowlevel_ops make_nfs_ops(bool server_locks) {
   fuse_lowlevel_ops ops;
   std::memset(&ops, 0, sizeof ops);
   ops.lookup = op_lookup;
@@ -627,6 +702,10 @@ fuse_lowlevel_ops make_nfs_ops() {
   ops.readdirplus = op_readdirplus;
   ops.releasedir = op_releasedir;
   ops.statfs = op_statfs;
+  if (server_locks) {  // else the kernel keeps POSIX locks itself (local to this host)
+    ops.getlk = op_getlk;
+    ops.setlk = op_setlk;
+  }
   return ops;
 }
 

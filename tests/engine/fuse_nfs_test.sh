@@ -13,6 +13,11 @@
 #                              PRESERVE_UNLINKED; simulated by a test hook, no server here sets
 #                              it) unlink of an open file is a plain REMOVE, no graveyard entry,
 #                              and the holder reads on; control: without it, the graveyard
+#   locks-v41                  POSIX locks through two vers=4.1 mounts of one export (two
+#                              "hosts"): a lock held through one is seen and refused through
+#                              the other, F_SETLKW waits for its release or ends on a signal,
+#                              close(2) releases; control: two vers=3 mounts (kernel-local
+#                              locks) do not see each other's locks
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -138,6 +143,72 @@ preserve)
     echo "$round: graveyard entries while held: $buried; reader read the right bytes"
   done
   pass "vers=4.1: plain REMOVE where the server preserves unlinked files, the graveyard elsewhere"
+  ;;
+locks)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  probe=$build/tests/engine/lock_probe
+  mnt2=$work/mnt2
+  mkdir -p "$mnt2"
+  shim2_pid=
+  second_mount() {  # URL
+    "$shim" "$1" "$mnt2" -f -o log=file:"$work/shim2.log" &
+    shim2_pid=$!
+    for i in $(seq 100); do
+      grep -q " $mnt2 .* fuse.nfsshim-fuse " /proc/self/mountinfo && return 0
+      sleep 0.05
+    done
+    fail "$mnt2 did not become a mount"
+  }
+  second_unmount() {
+    fusermount3 -u "$mnt2" || fail "fusermount3 -u $mnt2"
+    for i in $(seq 50); do kill -0 "$shim2_pid" 2>/dev/null || break; sleep 0.1; done
+    kill "$shim2_pid" 2>/dev/null; wait "$shim2_pid"; shim2_pid=
+  }
+  trap 'grep -q " $mnt2 " /proc/self/mountinfo && fusermount3 -u -z "$mnt2"; [ -n "$shim2_pid" ] && kill $shim2_pid; cleanup' EXIT
+  hold() {  # MOUNT: starts a holder of [0,100) through MOUNT; sets holder
+    rm -f "$work/ready" "$work/release"
+    "$probe" hold "$1/lockfile" "$work/ready" "$work/release" > "$work/holder.out" &
+    holder=$!
+    for i in $(seq 200); do [ -e "$work/ready" ] && break; sleep 0.05; done
+    [ -e "$work/ready" ] || fail "holder did not get its lock: $(cat "$work/holder.out")"
+  }
+  release() { touch "$work/release"; wait $holder || fail "holder: $(cat "$work/holder.out")"; }
+  mount_nfs "&nconnect=2"
+  second_mount "$url&nconnect=1"
+  echo data > "$mnt/lockfile" || fail "create lockfile"
+  hold "$mnt"
+  out=$("$probe" try "$mnt2/lockfile"); [ "$out" = busy ] || fail "other mount: lock not refused ($out)"
+  out=$("$probe" try "$mnt/lockfile"); [ "$out" = busy ] || fail "same mount, other process: lock not refused ($out)"
+  out=$("$probe" getlk "$mnt2/lockfile"); [ "$out" = "locked W 0 100" ] || fail "F_GETLK through the other mount: $out"
+  "$probe" wait "$mnt2/lockfile" 30 > "$work/wait.out" &
+  waiter=$!
+  sleep 1
+  kill -0 $waiter 2>/dev/null || fail "F_SETLKW did not wait: $(cat "$work/wait.out")"
+  release
+  wait $waiter || fail "waiter: $(cat "$work/wait.out")"
+  case $(cat "$work/wait.out") in granted*) ;; *) fail "waiter: $(cat "$work/wait.out")" ;; esac
+  echo "F_SETLKW through the other mount: $(cat "$work/wait.out") ms (holder released after ~1000 ms)"
+  hold "$mnt"
+  out=$("$probe" wait "$mnt2/lockfile" 2)
+  case $out in interrupted*) ;; *) fail "F_SETLKW under a 2 s alarm: $out" ;; esac
+  echo "F_SETLKW interrupted by a signal: $out"
+  release  # the holder closes without F_UNLCK: the close releases the lock on the server
+  out=$("$probe" try "$mnt2/lockfile"); [ "$out" = granted ] || fail "lock not released by close ($out)"
+  grep -qi "error" "$work/shim.log" "$work/shim2.log" && fail "errors logged: $(grep -i error "$work/shim.log" "$work/shim2.log")"
+  second_unmount
+  unmount_nfs
+  # Control: NFSv3 mounts keep POSIX locks in each host's kernel: the other mount grants.
+  url3="nfs://127.0.0.1/export?vers=3&nfsport=$port&mountport=$mnt_port"
+  url=$url3 mount_nfs "&nconnect=1"
+  second_mount "$url3&nconnect=1"
+  hold "$mnt"
+  out=$("$probe" try "$mnt2/lockfile")
+  release
+  [ "$out" = granted ] || fail "control: two vers=3 mounts shared a lock ($out): the test cannot tell server locks"
+  echo "control: vers=3 (kernel-local locks): the other mount was granted the held range"
+  second_unmount
+  unmount_nfs
+  pass "vers=4.1: POSIX locks are the server's, seen through every mount"
   ;;
 bad-urls)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
