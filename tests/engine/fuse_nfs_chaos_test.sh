@@ -1,9 +1,16 @@
 #!/bin/bash
-# fuse_nfs_chaos_test.sh BUILD_DIR MODE PORT MNT_PORT
+# fuse_nfs_chaos_test.sh BUILD_DIR MODE[-v41] PORT MNT_PORT [URL_OPTS]
 # Connection loss seen by an application through an nfsshim-fuse mount of
 # nfs://...?vers=3&nconnect=4 (hard mount) over a private nfs-ganesha (FSAL VFS):
 #   kill-conn  one of the daemon's 4 TCP connections is dropped (ss -K, chosen by its source port)
 #   restart    ganesha is killed (SIGKILL) and started again
+#   integrity  no fault: the same parallel transfer, plus file D written straight into the
+#              export and read through the mount meanwhile
+# MODE-v41 runs the same over vers=4.1 (the session engine): the connections are the
+# session's, a dropped one must come back bound to it (BIND_CONN_TO_SESSION) with its calls
+# replayed; after the restart the client id is renewed and the files re-opened.
+# URL_OPTS (default nconnect=4) go into the URL, e.g. "nconnect=8&io=epoll".
+# CHAOS_LOG_LEVEL=debug passes -o log_level=debug to the daemon.
 # while 2 writers (2 threads each: 1 MiB pwrites, then fsync) write files B1, B2 (separate
 # files: FUSE serializes writes to one file on its inode lock; NFSSHIM_CHAOS_MIB each, default
 # 256) and 2 threads read file A (128 MiB, written before) pass
@@ -15,23 +22,37 @@
 # no fault was injected.
 # Stops everything it started (trap), by PID.
 set -uo pipefail
-build=$1 mode=$2 port=$3 mnt_port=$4
+build=$1 mode=$2 port=$3 mnt_port=$4 url_opts=${5:-nconnect=4}
+vers=3
+case $mode in *-v41) vers=4.1 mode=${mode%-v41} ;; esac
+case $mode in kill-conn|restart|integrity) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
+nconn=$(echo "$url_opts" | sed -n 's/.*nconnect=\([0-9]*\).*/\1/p')
+[ -n "$nconn" ] || { echo "URL_OPTS must name nconnect= (got '$url_opts')" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/ganesha.sh"
 shim=$build/fusefs/nfsshim-fuse
 io=$build/tests/engine/fuse_chaos_io
 mib_a=128 mib_b=${NFSSHIM_CHAOS_MIB:-256}
+[ "$mode" = integrity ] && mib_a=256
+# What each engine logs: a connection lost (with the calls it had in flight), back again.
+if [ "$vers" = 3 ]; then
+  reconn_re='\] reconnected to ' inflight_sed='s/.*re-sending \([0-9]*\) requests.*/\1/p'
+  conn_sed='s/.*\[conn \([0-9]*\)\].*/\1/p'
+else
+  reconn_re='nfs41: conn [0-9]* reconnected' inflight_sed='s/.*; \([0-9]*\) calls in flight to replay.*/\1/p'
+  conn_sed='s/.*nfs41: conn \([0-9]*\) lost: .*/\1/p'
+fi
 work=$(mktemp -d /tmp/nfsshim-fuse-chaos.XXXXXX)
 mnt=$work/mnt exp=$work/export log=$work/shim.log
 mkdir -p "$mnt" "$work/flags"
-shim_pid= writers= reader=
+shim_pid= writers= reader= reader_d=
 cleanup() {
   set +e
-  for p in $writers $reader; do kill "$p" 2>/dev/null; done
+  for p in $writers $reader $reader_d; do kill "$p" 2>/dev/null; done
   # Processes blocked on the mount (hard mount, server gone) end with the daemon.
   grep -q " $mnt " /proc/self/mountinfo && fusermount3 -u -z "$mnt"
   [ -n "$shim_pid" ] && kill "$shim_pid" 2>/dev/null && wait "$shim_pid" 2>/dev/null
-  for p in $writers $reader; do wait "$p" 2>/dev/null; done
+  for p in $writers $reader $reader_d; do wait "$p" 2>/dev/null; done
   ganesha_stop "$work/state"
   rm -rf "$work"
 }
@@ -42,12 +63,15 @@ fail() {
   exit 1
 }
 [ -x "$io" ] || fail "$io missing (build target fuse_chaos_io)"
-url="nfs://127.0.0.1/export?vers=3&nconnect=4&nfsport=$port&mountport=$mnt_port"
+url="nfs://127.0.0.1/export?vers=$vers&$url_opts&nfsport=$port"
+[ "$vers" = 3 ] && url="$url&mountport=$mnt_port"
+log_opt=
+[ -n "${CHAOS_LOG_LEVEL:-}" ] && log_opt=",log_level=$CHAOS_LOG_LEVEL"
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
 
 ganesha_start "$work/state" "$exp" "$port" "$mnt_port" VFS || fail "ganesha"
-"$shim" "$url" "$mnt" -f -o log=file:"$log" &
+"$shim" "$url" "$mnt" -f -o log=file:"$log$log_opt" &
 shim_pid=$!
 for i in $(seq 200); do
   grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break
@@ -59,12 +83,28 @@ grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo || fail "$mnt did not
 # The daemon's established connections to ganesha, as local (source) ports.
 conns() { ss -Htnp state established "( dport = :$port )" | grep "pid=$shim_pid," | awk '{print $3}' | sed 's/.*://'; }
 count() { grep -c "$1" "$log"; }
-for i in $(seq 100); do [ "$(conns | wc -l)" -eq 4 ] && break; sleep 0.05; done
-[ "$(conns | wc -l)" -eq 4 ] || fail "expected 4 connections from the daemon, have: $(conns | tr '\n' ' ')"
+for i in $(seq 100); do [ "$(conns | wc -l)" -eq $nconn ] && break; sleep 0.05; done
+[ "$(conns | wc -l)" -eq $nconn ] || fail "expected $nconn connections from the daemon, have: $(conns | tr '\n' ' ')"
+mounted=$(grep -m1 ' mounted .* on ' "$log" | sed 's/.* on [^ ]* //')
+echo "mounted $url $mounted"
+case $url_opts in
+*io=uring*) echo "$mounted" | grep -q io_uring || fail "io=uring asked, the daemon runs: $mounted" ;;
+*io=epoll*) echo "$mounted" | grep -q epoll || fail "io=epoll asked, the daemon runs: $mounted" ;;
+esac
 
 "$io" write "$mnt/a" $mib_a 4 1 > "$work/write_a.out" || fail "writing A: $(cat "$work/write_a.out")"
 echo "A: $(cat "$work/write_a.out") ($(elapsed))"
 [ "$(count ' lost: ')" -eq 0 ] || fail "connections lost before any fault"
+# v4.1: the session is made on connection 0, the others are bound to it at the mount.
+bind_re='bound to the session (BIND_CONN_TO_SESSION)'
+binds_at_mount=$(count "$bind_re")
+[ "$vers" = 3 ] || [ "$binds_at_mount" -eq $((nconn - 1)) ] ||
+  fail "$binds_at_mount of $nconn connections bound to the session at the mount, not $((nconn - 1))"
+if [ "$mode" = integrity ]; then
+  # D: written straight into the export (by the server's file system, not through NFS).
+  "$io" write "$exp/d" $mib_a 2 4 > "$work/write_d.out" || fail "writing D in the export: $(cat "$work/write_d.out")"
+  echo "D (in the export dir): $(cat "$work/write_d.out")"
+fi
 
 # The transfer under fault: B1, B2 written, A read, all through the mount.
 for k in 1 2; do
@@ -74,12 +114,16 @@ done
 running() { for p in $writers $reader; do kill -0 "$p" 2>/dev/null || return 1; done; }
 "$io" read "$mnt/a" $mib_a 2 1 "$work/flags/stop_reader" > "$work/read_a.out" 2>&1 &
 reader=$!
+if [ "$mode" = integrity ]; then
+  "$io" read "$mnt/d" $mib_a 2 4 "$work/flags/stop_reader" > "$work/read_d.out" 2>&1 &
+  reader_d=$!
+fi
 for i in $(seq 1200); do
   [ -e "$work/flags/b1_started" ] && [ -e "$work/flags/b2_started" ] && break
   running || break
   sleep 0.05
 done
-running || fail "the transfer ended before the fault (raise NFSSHIM_CHAOS_MIB): $(cat "$work"/write_b*.out)"
+[ "$mode" = integrity ] || running || fail "the transfer ended before the fault (raise NFSSHIM_CHAOS_MIB): $(cat "$work"/write_b*.out)"
 case $mode in
 kill-conn)
   # One connection per drop. A drop between two requests re-sends nothing, so drop again
@@ -87,9 +131,14 @@ kill-conn)
   # first drop hits the writers and the reader; the reader goes on until we stop it.
   drops=0 resent=0
   while [ $drops -lt 30 ] && [ "$resent" -eq 0 ] && kill -0 $reader 2>/dev/null; do
-    for i in $(seq 100); do [ "$(conns | wc -l)" -eq 4 ] && break; sleep 0.02; done
+    for i in $(seq 100); do [ "$(conns | wc -l)" -eq $nconn ] && break; sleep 0.02; done
+    # v4.1: the last dropped connection is bound to the session again (not dropped mid-bind).
+    for i in $(seq 100); do
+      [ "$vers" = 3 ] || [ $(($(count "$bind_re") - binds_at_mount)) -ge $drops ] && break
+      sleep 0.02
+    done
     before=$(conns | tr '\n' ' ')
-    [ "$(conns | wc -l)" -eq 4 ] || fail "the daemon has not 4 connections before a drop: $before"
+    [ "$(conns | wc -l)" -eq $nconn ] || fail "the daemon has not $nconn connections before a drop: $before"
     # Prefer one with bytes queued (Recv-Q or Send-Q): requests in flight.
     sport=$(ss -Htnp state established "( dport = :$port )" | grep "pid=$shim_pid," |
             sort -k1,1nr -k2,2nr | awk '{print $3; exit}' | sed 's/.*://')
@@ -99,8 +148,8 @@ kill-conn)
     [ $drops -gt 1 ] || running || fail "the writers had ended before the first drop"
     for i in $(seq 100); do [ "$(count ' lost: ')" -ge $drops ] && break; sleep 0.01; done
     [ "$(count ' lost: ')" -eq $drops ] || fail "drop $drops: the daemon logged $(count ' lost: ') lost connections"
-    resent=$(grep ' lost: ' "$log" | tail -1 | sed -n 's/.*re-sending \([0-9]*\) requests.*/\1/p')
-    echo "drop $drops: the connection from port $sport (of: $before) mid-transfer, $resent requests re-sent ($(elapsed))"
+    resent=$(grep ' lost: ' "$log" | tail -1 | sed -n "$inflight_sed")
+    echo "drop $drops: the connection from port $sport (of: $before) mid-transfer, $resent requests in flight re-sent ($(elapsed))"
   done
   [ "${resent:-0}" -gt 0 ] || fail "no drop caught requests in flight in $drops drops"
   ;;
@@ -111,9 +160,9 @@ restart)
   ganesha_start "$work/state" "$exp" "$port" "$mnt_port" VFS || fail "ganesha restart"
   echo "ganesha restarted ($(elapsed))"
   ;;
-*) echo "unknown mode $mode" >&2; exit 2 ;;
+integrity) ;;
 esac
-[ "$mode" = kill-conn ] || running ||
+[ "$mode" != restart ] || running ||
   fail "the transfer had ended before the restart took effect: $(cat "$work"/write_b*.out)"
 for p in $writers; do wait $p || fail "a writer of B saw an error: $(cat "$work"/write_b*.out)"; done
 writers=
@@ -123,7 +172,14 @@ rc=$?
 reader=
 [ $rc -eq 0 ] || fail "the reader of A saw an error: $(cat "$work/read_a.out")"
 echo "B1, B2: $(cat "$work"/write_b*.out | tr '\n' ';') ($(elapsed))"
-echo "A under fault: $(cat "$work/read_a.out")"
+echo "A $([ "$mode" = integrity ] && echo meanwhile || echo "under fault"): $(cat "$work/read_a.out")"
+if [ -n "$reader_d" ]; then
+  wait $reader_d
+  rc=$?
+  reader_d=
+  [ $rc -eq 0 ] || fail "the reader of D (through the mount) saw an error: $(cat "$work/read_d.out")"
+  echo "D through the mount, meanwhile: $(cat "$work/read_d.out")"
+fi
 
 # Every byte, through the mount (from the server: each open drops the page cache) and on disk.
 for k in 1 2; do
@@ -140,23 +196,48 @@ for f in "a $mib_a 1" "b1 $mib_b 2" "b2 $mib_b 3"; do
 done
 
 # The fault reached the daemon and it recovered (not a run where nothing happened).
-for i in $(seq 100); do [ "$(conns | wc -l)" -eq 4 ] && break; sleep 0.05; done
-[ "$(conns | wc -l)" -eq 4 ] || fail "the daemon has $(conns | wc -l) connections after recovery, not 4"
-lost=$(count ' lost: ') reconn=$(count '\] reconnected to ')
+for i in $(seq 100); do [ "$(conns | wc -l)" -eq $nconn ] && break; sleep 0.05; done
+[ "$(conns | wc -l)" -eq $nconn ] || fail "the daemon has $(conns | wc -l) connections after recovery, not $nconn"
+lost=$(count ' lost: ') reconn=$(count "$reconn_re")
 echo "daemon log: $lost connection(s) lost, $reconn reconnected"
-grep -E ' lost: |reconnected to |verifier changed' "$log" | sed 's/^/  /'
+grep -E ' lost: |reconnected|verifier changed|nfs41: (session|client id|re-open|server)|BIND_CONN' "$log" | sed 's/^/  /'
 case $mode in
 kill-conn)
   [ "$lost" -eq $drops ] || fail "expected $drops lost connections in the daemon log, found $lost"
   [ "$reconn" -eq $drops ] || fail "$drops connections dropped but $reconn reconnected"
   ;;
 restart)
-  [ "$(grep ' lost: ' "$log" | sed -n 's/.*\[conn \([0-9]*\)\].*/\1/p' | sort -u | wc -l)" -eq 4 ] ||
-    fail "expected all 4 connections lost, found $lost lost"
-  [ "$reconn" -ge 4 ] || fail "expected 4 reconnects, found $reconn"
+  [ "$(grep ' lost: ' "$log" | sed -n "$conn_sed" | sort -u | wc -l)" -eq $nconn ] ||
+    fail "expected all $nconn connections lost, found $lost lost"
+  [ "$reconn" -ge $nconn ] || fail "expected $nconn reconnects, found $reconn"
   [ "$(count 'write verifier changed')" -ge 1 ] ||
     fail "no UNSTABLE data re-sent after the restart (write verifier unchanged?)"
   ;;
+integrity)
+  [ "$lost" -eq 0 ] || fail "$lost connection(s) lost without a fault"
+  ;;
 esac
+if [ "$vers" = 4.1 ]; then
+  binds=$(($(count "$bind_re") - binds_at_mount))
+  echo "nfs41: $binds connection(s) bound to the session again after the mount"
+  [ "$(count 'nfs41: re-open of')" -eq 0 ] || fail "files not re-opened: $(grep 'nfs41: re-open of' "$log" | head -3)"
+  case $mode in
+  kill-conn)
+    # The session lived on: the dropped connection was bound to it again, nothing re-made.
+    [ "$binds" -eq $drops ] || fail "$drops connections dropped but $binds bound to the session again"
+    [ "$(count 'nfs41: session lost\|nfs41: client id lost')" -eq 0 ] ||
+      fail "the session did not survive a dropped connection"
+    ;;
+  restart)
+    # The restarted server knows neither session nor client id: a new one, files re-opened.
+    [ "$(count 'nfs41: client id lost')" -ge 1 ] || fail "no new client id after the restart"
+    [ "$binds" -ge $((nconn - 1)) ] || fail "only $binds connections bound to the new session"
+    ;;
+  integrity)
+    [ "$binds" -eq 0 ] && [ "$(count 'nfs41: session lost\|nfs41: client id lost\|BIND_CONN_TO_SESSION failed')" -eq 0 ] ||
+      fail "session recovery without a fault"
+    ;;
+  esac
+fi
 fusermount3 -u "$mnt" || fail "fusermount3 -u"
-echo "PASS: $mode ($(elapsed))"
+echo "PASS: $mode vers=$vers $url_opts ($(elapsed))"

@@ -250,6 +250,7 @@ void Conn::dispatch(std::vector<uint8_t> rec) {
     bind_call_.reset();
     if (rv == 0) {
       binds_ok_.fetch_add(1);
+      SHIM_LOG_INFO("nfs41: conn {} bound to the session (BIND_CONN_TO_SESSION)", index_);
     } else {
       // Still usable: with SP4_NONE the server binds on first SEQUENCE, and a dead
       // session is found (and recovered) by the callers' SEQUENCE.
@@ -275,7 +276,7 @@ void Conn::dispatch(std::vector<uint8_t> rec) {
 
 void Conn::lose(const char* why) {
   if (fd_ < 0) return;
-  SHIM_LOG_WARN("nfs41: conn {} lost: {}", index_, why);
+  SHIM_LOG_WARN("nfs41: conn {} lost: {}; {} calls in flight to replay", index_, why, pending_.size());
   loop_->forget(fd_);
   ::close(fd_);
   fd_ = -1;
