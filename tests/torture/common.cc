@@ -58,7 +58,9 @@ void note_error(const char* op, const std::string& path, int err, bool enoent_ok
   } else {
     ++g_count.unexpected;
   }
-  static std::atomic<int> shown{0};
+  // Shown per kind: a flood of one kind must not hide the first of another.
+  static std::atomic<int> shown_forbidden{0}, shown_other{0};
+  std::atomic<int>& shown = kind[0] == 'F' ? shown_forbidden : shown_other;
   if (shown++ < 20) std::fprintf(stderr, "torture[%d]: %s error: %s %s: %s\n", getpid(), kind, op,
                                  path.c_str(), std::strerror(err));
 }

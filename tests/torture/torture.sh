@@ -1,13 +1,16 @@
 #!/bin/bash
 # torture.sh [--minutes N] [--phases LIST] [--no-shim]
 # The torture suite (see README.md): a Kafka-like load, faults, symlink races, other
-# users and hostile names, under the preload on bindfs and through nfsshim-fuse over a
-# local directory. Prints one table of figures at the end; exits 0 iff every check passed.
+# users and hostile names, under the preload on bindfs, through nfsshim-fuse over a
+# local directory, and through nfsshim-fuse over the direct NFSv3 engine against
+# nfs-ganesha in a network namespace (ganesha killed and restarted, the network cut and
+# restored). Prints one table of figures at the end; exits 0 iff every check passed.
 #   --minutes N   total load time to spread over the load phases (default: smoke, ~3 min
 #                 wall in all); N >= 10 also runs the 1e6-entry directory
 #   --phases L    comma-separated subset of: preload,fuse,fusekill,readonly,enospc,
-#                 security,names (default: all), and uml (never by default: the real
-#                 NFS client in user-mode-linux against nfs-ganesha, slow)
+#                 security,names,engine (default: all of these), and uml (never by
+#                 default: the real NFS client in
+#                 user-mode-linux against nfs-ganesha, slow)
 #   --no-shim     run the preload phases WITHOUT the preload: they must then fail
 #                 (EBUSY/ENOTEMPTY, .fuse_hidden leftovers): shows the suite bites
 # Needs root, /dev/fuse, bindfs, setpriv, chattr, a tmpfs mount. NFSSHIM_BUILD names the
@@ -20,7 +23,7 @@ FUSE=$BUILD/fusefs/nfsshim-fuse
 CLI=$BUILD/tools/nfsshim
 HOLDER=$BUILD/tests/preload/crash_helper
 G=.graveyard.nfsshim
-minutes=0 phases=preload,fuse,fusekill,readonly,enospc,security,names no_shim=0
+minutes=0 phases='' no_shim=0
 while [ $# -gt 0 ]; do
   case $1 in
     --minutes) minutes=$2; shift 2 ;;
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ $minutes =~ ^[0-9]+$ ]] || { echo "torture: --minutes wants a whole number, got '$minutes'" >&2; exit 2; }
+[ -z "$phases" ] && phases=preload,fuse,fusekill,readonly,enospc,security,names,engine
 for f in "$DRIVER" "$PRELOAD" "$FUSE" "$CLI" "$HOLDER"; do
   [ -x "$f" ] || [ -f "$f" ] || { echo "torture: $f not built (NFSSHIM_BUILD=$BUILD)" >&2; exit 2; }
 done
@@ -39,8 +43,8 @@ done
 [ "$(id -u)" = 0 ] || { echo "torture: needs root (mounts, other users)" >&2; exit 2; }
 
 # Load seconds per load phase: the smoke variant is short; --minutes spreads N minutes
-# over the 7 load runs (the two main ones get 2 shares each).
-if [ "$minutes" -gt 0 ]; then share=$((minutes * 60 / 9)); else share=0; fi
+# over the 8 load runs (the two main ones and the engine's get 2 shares each).
+if [ "$minutes" -gt 0 ]; then share=$((minutes * 60 / 11)); else share=0; fi
 secs() { [ "$share" -gt 0 ] && echo $((share * $1)) || echo "$2"; }
 ENTRIES=20000
 [ "$minutes" -ge 10 ] && ENTRIES=1000000
@@ -55,6 +59,7 @@ cleanup() {
     fusermount3 -u -z "${MOUNTS[i]}" 2>/dev/null || umount -l "${MOUNTS[i]}" 2>/dev/null
   done
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  engine_down
   chattr -R -i "$T" 2>/dev/null
   rm -rf "$T"
 }
@@ -97,6 +102,37 @@ mount_fuse() {
 }
 unmount() { fusermount3 -u "$1" 2>/dev/null || fusermount3 -u -z "$1"; }
 tmpfs_used_kib() { df --output=used -k "$1" | tail -n 1 | tr -d ' '; }
+
+# The engine phase: nfs-ganesha in a network namespace of its own (ENS), reached from here
+# over a veth pair (EVH here, EVN there) in 10.81.0.0/24 (nothing else uses it); cutting
+# the network is `ip link set EVH down`. Its ports are private to the namespace.
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../engine/ganesha.sh"
+ENS=nfsshim-tte EVH=tte-host EVN=tte-ns ENET=10.81.0 EPORT=25049 EMPORT=25048 ESTATE=
+engine_ganesha() {  # (re)starts ganesha inside ENS, bound to every address there
+  ip netns exec "$ENS" env GANESHA_BIND_ADDR=0.0.0.0 bash -c '. "$1"; ganesha_start "$2" "$3" "$4" "$5" VFS' \
+    _ "$HERE/../engine/ganesha.sh" "$ESTATE" "$1" "$EPORT" "$EMPORT"
+}
+engine_up() {  # EXPORT_DIR: the namespace, the link, ganesha
+  if [ -e "/run/netns/$ENS" ]; then
+    [ -z "$(ip netns pids "$ENS" 2>/dev/null)" ] || { echo "torture: netns $ENS in use (another run?)" >&2; return 1; }
+    ip netns del "$ENS"; ip link del "$EVH" 2>/dev/null  # a stale one from a killed run
+  fi
+  ESTATE=$T/engine-state
+  ip netns add "$ENS" &&
+    ip link add "$EVH" type veth peer name "$EVN" netns "$ENS" &&
+    ip addr add "$ENET.1/24" dev "$EVH" && ip link set "$EVH" up &&
+    ip -n "$ENS" addr add "$ENET.2/24" dev "$EVN" && ip -n "$ENS" link set "$EVN" up &&
+    ip -n "$ENS" link set lo up &&
+    engine_ganesha "$1"
+}
+engine_down() {  # ganesha (by its recorded PIDs), the link, the namespace
+  [ -n "$ESTATE" ] || return 0
+  ganesha_stop "$ESTATE"
+  ip link del "$EVH" 2>/dev/null
+  ip netns del "$ENS" 2>/dev/null
+  ESTATE=
+}
 
 LOAD=("$DRIVER" load --procs 3 --threads 6 --max-rss-mib 256 --max-daemon-rss-mib 256)
 
@@ -309,6 +345,77 @@ if want names; then
   drive "$DRIVER" verify --dir "$T/nf/mnt" --backing "$T/nf/back" > /dev/null || problem "leftovers"
   [ -z "$(ls -A "$T/nf/back" | grep -v "^$G\$")" ] || problem "leftovers: $(ls -A "$T/nf/back")"
   unmount "$T/nf/mnt"
+fi
+
+# ---- nfsshim-fuse over the direct NFSv3 engine (nfs:// source, hard mount, nconnect=4)
+# against nfs-ganesha in its own network namespace: the load with SIGKILLs, and meanwhile
+# ganesha killed (-9) and restarted, then the network cut (host side of the veth down)
+# and restored. The mount is hard: the application stalls and resumes, sees no error.
+# Then the usual checks through the mount, and once unmounted the export itself must
+# hold every surviving byte and an empty graveyard (<export>/.graveyard.nfsshim/u0).
+if want engine; then
+  phase=engine-nfs; say "$phase"
+  E=$T/te DAEMON=; mkdir -p "$E/mnt" "$E/export"
+  esecs=$(secs 2 30)
+  # The cut: a few seconds in the smoke (TCP retransmits carry the connections over);
+  # in the full run longer than the engine's timeo (60 s), so it also drops and redials.
+  hold=6; [ "$minutes" -gt 0 ] && hold=70
+  if ! command -v ganesha.nfsd > /dev/null || ! command -v ip > /dev/null; then
+    problem "needs ganesha.nfsd (nfs-ganesha, nfs-ganesha-vfs) and ip (iproute2)"
+  elif ! engine_up "$E/export" > "$E/up.out" 2>&1; then
+    problem "netns/ganesha setup failed: $(tail -3 "$E/up.out" | tr '\n' ' ')"
+  else
+    url="nfs://$ENET.2/export?vers=3&nconnect=4&nfsport=$EPORT&mountport=$EMPORT"
+    (exec env -u NFSSHIM_BUILD "$FUSE" "$url" "$E/mnt" -f -o log=file:"$E/fuse.log" 2> "$E/fuse.stderr") &
+    DAEMON=$!; PIDS+=("$DAEMON"); MOUNTS+=("$E/mnt")
+    if wait_mount "$E/mnt" fuse.nfsshim-fuse; then
+      "${LOAD[@]}" --dir "$E/mnt" --backing "$E/export" --seconds "$esecs" --kill-every 6 \
+        --daemon-pid "$DAEMON" --faults 2 --label "$phase" > "$E/load.out" 2> "$E/load.err" &
+      load=$!
+      t0=$(date +%s)
+      at() { local d=$((t0 + $1 - $(date +%s))); [ $d -gt 0 ] && sleep $d; }
+      # 1. ganesha killed and restarted (every connection lost, unstable writes re-sent)
+      at $((esecs / 4))
+      echo "ganesha killed (SIGKILL) at +$(($(date +%s) - t0)) s"; ganesha_crash "$ESTATE"
+      sleep 1
+      engine_ganesha "$E/export" >> "$E/up.out" 2>&1 || problem "ganesha restart failed: $(tail -3 "$E/up.out" | tr '\n' ' ')"
+      echo "ganesha restarted at +$(($(date +%s) - t0)) s"
+      # 2. the network cut: a create issued during the cut must wait for the restore
+      at $((esecs / 2))
+      ip link set "$EVH" down; echo "network cut at +$(($(date +%s) - t0)) s for $hold s"
+      sleep 0.5
+      ( touch "$E/mnt/cut-probe"; echo "$? $(date +%s.%N)" > "$E/probe" ) &
+      probe=$!
+      sleep "$hold"
+      [ -s "$E/probe" ] && problem "a create went through while the network was cut: $(cat "$E/probe")"
+      ip link set "$EVH" up; restored=$(date +%s.%N); echo "network restored at +$(($(date +%s) - t0)) s"
+      wait $probe
+      read -r prc pdone < "$E/probe"
+      echo "create issued 0.5 s into the cut: status $prc, done $(awk -v a="$pdone" -v b="$restored" 'BEGIN { printf "%.1f", a - b }') s after the restore"
+      [ "$prc" = 0 ] || problem "the create during the cut failed (status $prc)"
+      rm -f "$E/mnt/cut-probe"
+      wait $load; rc=$?
+      cat "$E/load.out"
+      # every error the workers reported, by kind and path (20 at most per process)
+      sed -n 's/^torture\[[0-9]*\]: //p' "$E/load.err" | sort | uniq -c | sort -rn | head -n 12
+      f=$(grep '^FIGURES ' "$E/load.out" | tail -n 1)
+      [ -n "$f" ] && echo "${f#FIGURES } [$phase]" >> "$T/figs"
+      [ $rc = 0 ] || problem "load checks failed"
+      grep -q "connection to $ENET.2 lost" "$E/fuse.log" && grep -q "reconnected to $ENET.2" "$E/fuse.log" ||
+        problem "the engine never saw the restart (no 'connection lost'/'reconnected' in its log)"
+      echo "engine log: $(grep -c "connection to .* lost" "$E/fuse.log") connections lost, $(grep -c "reconnected to" "$E/fuse.log") reconnected, $(grep -c "not responding" "$E/fuse.log") 'not responding'"
+      [ "$minutes" -gt 0 ] && { grep -q "not responding" "$E/fuse.log" || problem "a ${hold} s cut and no 'not responding' in the engine's log"; }
+      unmount "$E/mnt"
+      drive "$DRIVER" verify --dir "$E/export" || problem "the export after unmount: data bad, graveyard or silly-rename leftovers"
+    else
+      problem "the nfs:// mount did not come up: $(tail -3 "$E/fuse.log" 2>/dev/null | tr '\n' ' ')"
+    fi
+  fi
+  engine_down
+  # ganesha's mount namespace (a copy made at its restart) may have held the FUSE mount
+  # alive after the unmount: with ganesha gone the daemon ends; else stop it.
+  [ -n "${DAEMON:-}" ] && { for i in $(seq 50); do kill -0 "$DAEMON" 2>/dev/null || break; sleep 0.1; done
+    kill "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null; }
 fi
 
 # ---- (c) the real Linux NFS client (user-mode-linux, 1 CPU) against nfs-ganesha in a
