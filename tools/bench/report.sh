@@ -2,8 +2,8 @@
 # report.sh [--quick] [OUT.md]: every benchmark of the project in one go, and one Markdown
 # report (default ./perf-report/report.md) with the ratios each bench measures against
 # its baseline in the same run, the machine's details, and PNG plots beside it (per-call
-# overhead of the preload; engine throughput against nconnect when the engine bench is
-# there). Raw outputs and the RESULT lines (tools/bench/report/README.md) go to
+# overhead of the preload; engine throughput against nconnect, and the NFSv4.1 engine
+# beside the NFSv3 engine, when the engine bench is there). Raw outputs and the RESULT lines (tools/bench/report/README.md) go to
 # OUTDIR/raw/. Exit 0 if every available bench ran, 1 otherwise (the report says which).
 #   --quick        small sizes: a smoke check in a few minutes; the figures are noisy
 #   NFSSHIM_BUILD  build dir with the bench targets (default ./build; built if missing)
@@ -61,8 +61,8 @@ parse preload.awk "$raw/preload.out"  # RESULT lines a bench may print itself
 if [ "$quick" = 1 ]; then fuse_args=(32 2000); rounds=2; else fuse_args=(); rounds=${BENCH_ROUNDS:-5}; fi
 run_bench fuse env BENCH_ROUNDS="$rounds" "$here/fuse/bench.sh" "${fuse_args[@]}"
 parse fuse.awk "$raw/fuse.out"
-# 3. The direct NFS engine against nfs-cp, nconnect 1..8, io_uring and epoll (its own
-#    nfs-ganesha), if the tree has the script: engine_bench.sh BUILD_DIR [SIZE_MIB].
+# 3. The direct NFS engines (NFSv3 and NFSv4.1, one ganesha) against nfs-cp, nconnect 1..8,
+#    io_uring and epoll, if the tree has the script: engine_bench.sh BUILD_DIR [SIZE_MIB].
 engine_sh=$here/engine/engine_bench.sh
 [ -x "$engine_sh" ] && [ -x "$build/tools/bench/engine/engine_bench" ] || engine_sh=
 if [ -n "$engine_sh" ]; then
@@ -134,7 +134,26 @@ if [ -n "$engine_sh" ]; then
   echo "\`${engine_sh#$root/} BUILD${eng_args:+ ${eng_args[*]}}\` (MiB; default 1024): ${state[engine]}."
   echo
   has_plot engine_nconnect.png && echo "![engine throughput against nconnect](engine_nconnect.png)" && echo
-  if [ -s "$raw/engine.out" ]; then echo '```'; cat "$raw/engine.out"; echo '```'; fi
+  # The script's summary (best of its repetitions); every run's line is in raw/engine.out.
+  if grep -q '^=== summary' "$raw/engine.out" 2>/dev/null; then
+    echo '```'; sed -n '/^=== summary/,$p' "$raw/engine.out"; echo '```'
+    echo; echo "Each run's own line (syscalls, per-connection calls, v4.1 slot figures): raw/engine.out."
+  elif [ -s "$raw/engine.out" ]; then echo '```'; cat "$raw/engine.out"; echo '```'; fi
+  echo
+  echo "### NFSv4.1 engine against NFSv3 engine"
+  echo
+  v41_table=$(awk -f "$here/report/v41_table.awk" "$results" 2>/dev/null || true)
+  if [ -n "$v41_table" ]; then
+    echo "Both engines on the same nfs-ganesha (NFSv3 and v4.1 on one port, the v4 export at"
+    echo "pseudo path /export), one after the other for each io backend and nconnect; best of"
+    echo "the repetitions; x nfs-cp against libnfs's nfs-cp of the same run. v4.1 counts"
+    echo "compounds (SEQUENCE + PUTFH + READ/WRITE), one per 1 MiB piece like v3's RPCs."
+    echo
+    has_plot engine_v41_v3.png && echo "![NFSv4.1 beside NFSv3 against nconnect](engine_v41_v3.png)" && echo
+    echo "$v41_table"
+  else
+    echo "No v4.1 figures in this run (${state[engine]})."
+  fi
 else
   echo "Not available: no tools/bench/engine/engine_bench.sh or no engine_bench binary in the build,"
   echo "so engine against nfs-cp, nconnect scaling, io_uring against epoll and v4.1 against v3"
@@ -143,8 +162,8 @@ fi
 echo
 echo "## Not measured here"
 echo
-echo "- NFSv4.1 against NFSv3: no bench compares them yet (engine_bench.sh runs NFSv3 only)."
-[ -z "$engine_sh" ] && echo "- Everything of the direct engine (above)."
+[ -z "$engine_sh" ] && echo "- Everything of the direct engines, NFSv4.1 against NFSv3 included (above)."
+echo "- NFSv4.1 through the FUSE mount: the mount lines are NFSv3 only."
 echo
 echo "## Raw data"
 echo

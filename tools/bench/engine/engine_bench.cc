@@ -1,7 +1,10 @@
-// engine_bench URL [options]: the direct NFS engine alone (no FUSE), one configuration per
-// run. Phases: seq write of SIZE MiB (UNSTABLE + final COMMIT), seq read of it, random
-// 4 KiB reads. Prints one line per phase:
-//   phase=write MiBps=.. cpu_s_per_GiB=.. rpcs=.. syscalls_per_rpc=.. loop_syscalls_per_rpc=.. peak_rss_MiB=..
+// engine_bench URL [options]: a direct NFS engine alone (no FUSE), one configuration per
+// run: the NFSv3 engine, or with vers=4.1 in the URL the NFSv4.1 session engine (targets.h).
+// Phases: seq write of SIZE MiB (UNSTABLE, COMMIT every 64 MiB and at the end), seq read
+// of it, random 4 KiB reads. Prints one line per phase:
+//   phase=write vers=3 io=.. nconnect=.. MiBps=.. cpu_s_per_GiB=.. rpcs=.. syscalls_per_rpc=..
+//   loop_syscalls_per_rpc=.. peak_rss_MiB=.. calls_per_conn=a/b/.. [v4.1: peak_slots=.. ...]
+// rpcs counts RPCs for v3 and compounds (SEQUENCE + PUTFH + op) for v4.1.
 // Syscalls are counted with a perf tracepoint counter (raw_syscalls:sys_enter) over the
 // whole process; "n/a" where perf events are not allowed. See engine_bench.sh for the matrix.
 #include <dirent.h>
@@ -11,20 +14,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "nfsshim/nfs/engine.h"
-
-using namespace nfsshim::nfs;
+#include "targets.h"
 
 namespace {
 
@@ -95,23 +98,40 @@ struct Phase {
   const char* name;
   std::chrono::steady_clock::time_point t0;
   double cpu0;
-  uint64_t sys0, rpc0, loop0;
+  uint64_t sys0;
+  Target::Counters c0;
 };
+
+// "a/b/c": calls per connection during the phase.
+std::string per_conn(const Target::Counters& now, const Target::Counters& then) {
+  std::string s;
+  for (size_t i = 0; i < now.per_conn.size(); ++i) {
+    uint64_t before = i < then.per_conn.size() ? then.per_conn[i] : 0;
+    s += (i ? "/" : "") + std::to_string(now.per_conn[i] - before);
+  }
+  return s.empty() ? "-" : s;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s URL [--size MiB] [--chunk KiB] [--depth N] [--rand-ops N] "
-                         "[--rand-depth N] [--phases write,read,rand] [--name FILE]\n", argv[0]);
+                         "[--rand-depth N] [--phases write,read,rand] [--name FILE]\n"
+                         "  URL: nfs://HOST/EXPORT?vers=3|4.1&nconnect=N&io=uring|epoll&...\n", argv[0]);
     return 2;
   }
   std::string url_s = argv[1];
   size_t size_mib = 1024, chunk_kib = 4096;
   int depth = 4, rand_ops = 20000, rand_depth = 16;
   std::string phases = "write,read,rand", name = "engine_bench.dat";
-  for (int i = 2; i + 1 < argc; i += 2) {
-    std::string k = argv[i], v = argv[i + 1];
+  for (int i = 2; i < argc; i += 2) {
+    std::string k = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "option %s needs a value\n", k.c_str());
+      return 2;
+    }
+    std::string v = argv[i + 1];
     if (k == "--size") size_mib = std::stoul(v);
     else if (k == "--chunk") chunk_kib = std::stoul(v);
     else if (k == "--depth") depth = std::stoi(v);
@@ -125,55 +145,45 @@ int main(int argc, char** argv) {
     }
   }
   SyscallCounter sc;  // before the engine's threads exist, so they are counted
-  NfsUrl url;
+  std::unique_ptr<Target> e;
   std::string why;
-  if (parse_nfs_url(url_s, &url, &why) < 0) {
-    std::fprintf(stderr, "engine_bench: %s\n", why.c_str());
-    return 2;
-  }
-  std::unique_ptr<Engine> e;
-  if (Engine::open(url, &e, &why) < 0) {
-    std::fprintf(stderr, "engine_bench: %s\n", why.c_str());
+  if (int rv = open_target(url_s, &e, &why); rv < 0) {
+    std::fprintf(stderr, "engine_bench: %s (%s)\n", why.c_str(), std::strerror(-rv));
     return 1;
   }
   sc.add_running_threads();
-  Cred cred = e->default_cred();
   const uint64_t size = static_cast<uint64_t>(size_mib) << 20;
   const size_t chunk = chunk_kib << 10;
   const uint64_t nchunks = (size + chunk - 1) / chunk;
 
   auto begin = [&](const char* n) {
-    EngineStats s = e->stats();
-    return Phase{n, std::chrono::steady_clock::now(), cpu_seconds(), sc.value(), s.calls, s.loop_syscalls};
+    return Phase{n, std::chrono::steady_clock::now(), cpu_seconds(), sc.value(), e->counters()};
   };
   auto end = [&](const Phase& p, uint64_t bytes, uint64_t ops) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.t0).count();
     double cpu = cpu_seconds() - p.cpu0;
-    EngineStats s = e->stats();
-    uint64_t rpcs = s.calls - p.rpc0;
+    Target::Counters s = e->counters();
+    uint64_t rpcs = s.calls - p.c0.calls;
     double gib = static_cast<double>(bytes) / (1u << 30);
-    std::printf("phase=%s io=%s nconnect=%d MiBps=%.1f ops_per_s=%.0f cpu_s_per_GiB=%.3f cpu_us_per_op=%.1f rpcs=%llu ",
-                p.name, io_backend_name(e->backend()), url.nconnect, static_cast<double>(bytes) / (1 << 20) / secs,
+    std::printf("phase=%s vers=%s io=%s nconnect=%d MiBps=%.1f ops_per_s=%.0f cpu_s_per_GiB=%.3f cpu_us_per_op=%.1f rpcs=%llu ",
+                p.name, e->vers(), e->io(), e->nconnect(), static_cast<double>(bytes) / (1 << 20) / secs,
                 static_cast<double>(ops) / secs, gib > 0 ? cpu / gib : 0.0, cpu * 1e6 / static_cast<double>(ops),
                 static_cast<unsigned long long>(rpcs));
     if (sc.ok())
       std::printf("syscalls_per_rpc=%.2f ", static_cast<double>(sc.value() - p.sys0) / static_cast<double>(rpcs));
     else
       std::printf("syscalls_per_rpc=n/a ");
-    std::printf("loop_syscalls_per_rpc=%.2f peak_rss_MiB=%ld secs=%.2f\n",
-                static_cast<double>(s.loop_syscalls - p.loop0) / static_cast<double>(rpcs), peak_rss_mib(), secs);
+    std::printf("loop_syscalls_per_rpc=%.2f peak_rss_MiB=%ld secs=%.2f rsize=%u wsize=%u calls_per_conn=%s%s\n",
+                static_cast<double>(s.loop_syscalls - p.c0.loop_syscalls) / static_cast<double>(rpcs),
+                peak_rss_mib(), secs, e->rsize(), e->wsize(), per_conn(s, p.c0).c_str(), e->extra().c_str());
     std::fflush(stdout);
   };
 
-  Fh fh;
   if (phases.find("write") != std::string::npos) {
-    e->remove(cred, e->root(), name);
-    int rv = e->create(cred, e->root(), name, 0644, false, &fh, nullptr);
-    if (rv < 0) {
-      std::fprintf(stderr, "create: %s\n", std::strerror(-rv));
+    if (int rv = e->create(name); rv < 0) {
+      std::fprintf(stderr, "create %s: %s\n", name.c_str(), std::strerror(-rv));
       return 1;
     }
-    UnstableWriter w(*e, fh);
     std::atomic<uint64_t> next{0};
     std::atomic<int> failed{0};
     Phase p = begin("write");
@@ -185,18 +195,18 @@ int main(int argc, char** argv) {
           uint64_t off = i * chunk;
           size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, size - off));
           std::memcpy(buf.data(), &off, sizeof off);
-          if (w.write(cred, off, buf.data(), n) != static_cast<ssize_t>(n)) failed.fetch_add(1);
+          if (e->write(off, buf.data(), n) != static_cast<ssize_t>(n)) failed.fetch_add(1);
         }
       });
     for (auto& t : ts) t.join();
-    if (w.commit(cred) != 0) failed.fetch_add(1);
+    if (e->commit() != 0) failed.fetch_add(1);
     end(p, size, nchunks);
     if (failed.load()) {
       std::fprintf(stderr, "write phase: %d failures\n", failed.load());
       return 1;
     }
-  } else if (e->lookup(cred, e->root(), name, &fh, nullptr) < 0) {
-    std::fprintf(stderr, "lookup %s failed\n", name.c_str());
+  } else if (int rv = e->open_existing(name); rv < 0) {
+    std::fprintf(stderr, "open %s: %s\n", name.c_str(), std::strerror(-rv));
     return 1;
   }
 
@@ -212,7 +222,7 @@ int main(int argc, char** argv) {
           uint64_t off = i * chunk;
           size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, size - off));
           uint64_t tag = 0;
-          if (e->read(cred, fh, off, n, buf.data()) != static_cast<ssize_t>(n)) failed.fetch_add(1);
+          if (e->read(off, n, buf.data()) != static_cast<ssize_t>(n)) failed.fetch_add(1);
           std::memcpy(&tag, buf.data(), sizeof tag);
           if (tag != off) failed.fetch_add(1);  // the write phase's marker
         }
@@ -235,7 +245,7 @@ int main(int argc, char** argv) {
         char buf[4096];
         while (next.fetch_add(1) < rand_ops) {
           uint64_t off = (rng() % (size / 4096)) * 4096;
-          if (e->read(cred, fh, off, sizeof buf, buf) != static_cast<ssize_t>(sizeof buf)) failed.fetch_add(1);
+          if (e->read(off, sizeof buf, buf) != static_cast<ssize_t>(sizeof buf)) failed.fetch_add(1);
         }
       });
     for (auto& t : ts) t.join();

@@ -2,7 +2,9 @@
 # plot.sh RESULTS OUTDIR: the report's PNG plots from RESULT lines (gnuplot).
 #   preload_overhead.png  time per call with the preload / without, per call and configuration
 #   engine_nconnect.png   engine throughput (MiB/s) against nconnect, per phase and io backend
-#                         (sequential phases; rand4k is in ops/s in the report's tables)
+#                         (NFSv3 engine, sequential phases; rand4k is in ops/s in the tables)
+#   engine_v41_v3.png     the NFSv4.1 engine beside the NFSv3 engine against nconnect: write,
+#                         read (MiB/s) and rand4k (ops/s), one line per version and io backend
 # Prints the names of the plots it made.
 set -euo pipefail
 results=$1 out=$2
@@ -45,7 +47,7 @@ GP
 fi
 
 # Engine: one series per phase/io, points (nconnect, MiBps).
-awk '$2 == "bench=engine" && $4 == "metric=MiBps" && $3 !~ /^case=rand4k/ {
+awk '$2 == "bench=engine" && $4 == "metric=MiBps" && $3 !~ /^case=(rand4k|v4\.1)/ {
        c = substr($3, 6); n = split(c, p, "/"); nc = p[n]; sub(/^nconnect=/, "", nc)
        if (nc !~ /^[0-9]+$/) next
        s = ""; for (i = 1; i < n; i++) s = s (i > 1 ? "/" : "") p[i]
@@ -60,7 +62,7 @@ if [ "$(cut -d' ' -f2 "$tmp/engine.dat" | sort -u | wc -l)" -ge 2 ]; then
   gnuplot <<GP
 $term
 set output '$out/engine_nconnect.png'
-set title 'Direct NFS engine: throughput against nconnect'
+set title 'Direct NFSv3 engine: throughput against nconnect'
 set xlabel 'nconnect'
 set ylabel 'MiB/s'
 set logscale x 2
@@ -69,4 +71,44 @@ set key outside right
 plot $(IFS=,; echo "${plots[*]}")
 GP
   echo engine_nconnect.png
+fi
+
+# v4.1 beside v3: per phase, points (nconnect, value) for each version/io series.
+awk '$2 == "bench=engine" && $3 ~ /^case=(v4\.1\/)?(write|read|rand4k)\// {
+       c = substr($3, 6); n = split(c, p, "/"); v = "v3"; i = 1
+       if (p[1] == "v4.1") { v = "v4.1"; i = 2 }
+       if (n != i + 2) next
+       want = p[i] == "rand4k" ? "metric=ops_per_s" : "metric=MiBps"
+       if ($4 != want) next
+       nc = p[n]; sub(/^nconnect=/, "", nc)
+       print p[i], v "/" p[i + 1], nc, substr($5, 7) }' "$results" | sort -k1,1 -k2,2 -k3,3n > "$tmp/v41.dat"
+if grep -q ' v4\.1/' "$tmp/v41.dat" && [ "$(cut -d' ' -f3 "$tmp/v41.dat" | sort -u | wc -l)" -ge 2 ]; then
+  panels=""
+  for ph in write read rand4k; do
+    plots=()
+    for s in $(awk -v p="$ph" '$1 == p {print $2}' "$tmp/v41.dat" | sort -u); do
+      f="$tmp/v_${ph}_${s//[\/.]/_}.dat"
+      awk -v p="$ph" -v s="$s" '$1 == p && $2 == s {print $3, $4}' "$tmp/v41.dat" > "$f"
+      case $s in v3/*) dt=1 ;; *) dt=2 ;; esac  # v3 solid, v4.1 dashed
+      case $s in */io_uring) lc=1 ;; *) lc=2 ;; esac
+      plots+=("'$f' using 1:2 with linespoints dt $dt lc $lc lw 2 title '$s'")
+    done
+    [ ${#plots[@]} -gt 0 ] || continue
+    unit='MiB/s'; [ "$ph" = rand4k ] && unit='ops/s (4 KiB)'
+    panels+="set title '$ph'; set ylabel '$unit'; plot $(IFS=,; echo "${plots[*]}")"$'\n'
+  done
+  gnuplot <<GP
+${term/960,540/1440,480}
+set output '$out/engine_v41_v3.png'
+set multiplot layout 1,3 title 'NFSv4.1 engine (dashed) beside NFSv3 engine (solid), same ganesha, same run'
+set xlabel 'nconnect'
+set logscale x 2
+set xrange [0.8:10]
+set yrange [0:*]
+set grid
+set key bottom right
+$panels
+unset multiplot
+GP
+  echo engine_v41_v3.png
 fi
