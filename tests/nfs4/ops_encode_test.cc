@@ -12,6 +12,7 @@
 #include "nfsshim/nfs4/ops_lock.h"
 #include "nfsshim/nfs4/ops_open.h"
 #include "nfsshim/nfs4/ops_session.h"
+#include "nfsshim/rpc/record_marking.h"
 
 using namespace nfsshim::nfs4;
 using nfs4test::hex;
@@ -361,4 +362,27 @@ TEST(Nfs4Encode, AuthSysCredentialAndTag) {
                                   "00000001 00000018 00000000 00000001 68000000 00000000 "
                                   "00000000 00000000 00000000 00000000 "
                                   "00000001 74000000 00000001 00000001 00000018")));
+}
+
+TEST(Nfs4Encode, FramedCompoundIsTheRecordOfTheMessage) {
+  // The same WRITE as a message and as a record built in place: one last fragment whose
+  // header carries the message length, then the message's bytes unchanged.
+  const uint8_t data[] = {'h', 'e', 'l', 'l', 'o'};
+  Compound plain(7, {});
+  encode_write(plain, stateid(), 0x10, UNSTABLE4, data, 5);
+  std::vector<uint8_t> msg;
+  ASSERT_EQ(plain.finish(&msg), 0);
+  Compound framed(Compound::Framed{}, 7, {});
+  encode_write(framed, stateid(), 0x10, UNSTABLE4, data, 5);
+  std::vector<uint8_t> wire;
+  ASSERT_EQ(framed.finish_record(&wire), 0);
+  std::vector<uint8_t> want;
+  nfsshim::rpc::frame_record(&want, msg.data(), msg.size());
+  EXPECT_EQ(to_hex(wire), to_hex(want));
+  EXPECT_EQ(wire[0], 0x80);  // last fragment
+  // The two kinds are not interchangeable.
+  Compound plain2(8, {});
+  EXPECT_EQ(plain2.finish_record(&wire), -EINVAL);
+  Compound framed2(Compound::Framed{}, 8, {});
+  EXPECT_EQ(framed2.finish(&msg), -EINVAL);
 }

@@ -4,12 +4,22 @@
 
 #include "nfsshim/nfs4/constants.h"
 #include "nfsshim/nfs4/nfsstat4.h"
+#include "nfsshim/rpc/record_marking.h"
 
 namespace nfsshim::nfs4 {
 
+Compound::Compound(Framed, uint32_t xid, const rpc::Credential& cred) : xid_(xid), framed_(true) {
+  enc_.reserve_u32();  // the record mark, filled in by finish_record()
+  begin(cred, {});
+}
+
 Compound::Compound(uint32_t xid, const rpc::Credential& cred, const std::string& tag) : xid_(xid) {
+  begin(cred, tag);
+}
+
+void Compound::begin(const rpc::Credential& cred, const std::string& tag) {
   rpc::CallHeader h;
-  h.xid = xid;
+  h.xid = xid_;
   h.prog = kNfsProgram;
   h.vers = kNfsVersion;
   h.proc = kProcCompound;
@@ -40,7 +50,17 @@ int Compound::fail(int err) {
 int Compound::finish(std::vector<uint8_t>* msg) {
   if (err_ < 0) return err_;
   enc_.patch_u32(count_pos_, static_cast<uint32_t>(ops_.size()));
+  if (framed_) return fail(-EINVAL);
   *msg = enc_.take();
+  return 0;
+}
+
+int Compound::finish_record(std::vector<uint8_t>* wire) {
+  if (err_ < 0) return err_;
+  if (!framed_ || enc_.size() - 4 > rpc::kMaxFragment) return fail(-EINVAL);
+  enc_.patch_u32(count_pos_, static_cast<uint32_t>(ops_.size()));
+  enc_.patch_u32(0, rpc::kLastFragment | static_cast<uint32_t>(enc_.size() - 4));
+  *wire = enc_.take();
   return 0;
 }
 

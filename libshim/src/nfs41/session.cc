@@ -183,13 +183,11 @@ int Engine::start(std::string* why) {
 
 int Engine::bare(size_t conn, const Build& build, const Decode& decode, std::string* why) {
   for (int attempt = 0;; ++attempt) {
-    Compound comp(next_xid(), rpc_cred(Cred{}));
+    Compound comp(Compound::Framed{}, next_xid(), rpc_cred(Cred{}));
     if (int rc = build(comp); rc < 0) return rc;
-    std::vector<uint8_t> msg;
-    if (int rc = comp.finish(&msg); rc < 0) return rc;
     auto call = std::make_shared<Call>();
     call->xid = comp.xid();
-    rpc::frame_record(&call->wire, msg.data(), msg.size());
+    if (int rc = comp.finish_record(&call->wire); rc < 0) return rc;
     conns_[conn]->submit(call);
     if (call->wait(std::min(o_.timeout_ms, 10000)) < 0) {
       *why = "no reply from the server";
@@ -339,13 +337,11 @@ CallPtr Engine::make_bind() {
     if (!have_session_) return nullptr;
     sid = sessionid_;
   }
-  Compound comp(next_xid(), rpc_cred(Cred{}));
+  Compound comp(Compound::Framed{}, next_xid(), rpc_cred(Cred{}));
   encode_bind_conn_to_session(comp, sid, CDFC4_FORE);
-  std::vector<uint8_t> msg;
-  if (comp.finish(&msg) < 0) return nullptr;
   auto call = std::make_shared<Call>();
   call->xid = comp.xid();
-  rpc::frame_record(&call->wire, msg.data(), msg.size());
+  if (comp.finish_record(&call->wire) < 0) return nullptr;
   return call;
 }
 
@@ -393,7 +389,7 @@ int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a,
     sid = sessionid_;
     peak_slots_ = std::max(peak_slots_, slots_.in_use());
   }
-  Compound comp(next_xid(), rpc_cred(c));
+  Compound comp(Compound::Framed{}, next_xid(), rpc_cred(c));
   SequenceArgs seq;
   seq.sessionid = sid;
   seq.sequenceid = a->t.seqid;
@@ -401,18 +397,17 @@ int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a,
   seq.highest_slotid = a->t.highest_slotid;
   seq.cachethis = cachethis;
   encode_sequence(comp, seq);
-  std::vector<uint8_t> msg;
+  auto call = std::make_shared<Call>();
+  call->xid = comp.xid();
   int rc = build(comp);
-  if (rc >= 0) rc = comp.finish(&msg);
+  if (rc >= 0) rc = comp.finish_record(&call->wire);
   if (rc < 0) {
     std::lock_guard<std::mutex> g(mu_);
     slots_.on_sequence_error(a->t.slotid, NFS4ERR_DELAY);  // never sent: seqid not used
     slot_cv_.notify_one();
     return rc;
   }
-  a->call = std::make_shared<Call>();
-  a->call->xid = comp.xid();
-  rpc::frame_record(&a->call->wire, msg.data(), msg.size());
+  a->call = std::move(call);
   calls_.fetch_add(1);
   pick()->submit(a->call);
   return 0;

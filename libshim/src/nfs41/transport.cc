@@ -168,7 +168,7 @@ void Conn::drop_for_test(bool on_next_call) {
 
 void Conn::enqueue_locked_loop(const CallPtr& c) {
   pending_[c->xid] = c;
-  outq_.push_back(c->wire);
+  outq_.push_back(c);  // the Call keeps its bytes until the reply: no copy
   calls_.fetch_add(1);
 }
 
@@ -182,13 +182,13 @@ void Conn::start_bind() {
   state_ = State::kBinding;
   up_.store(false);
   bind_call_ = b;
-  outq_.push_back(b->wire);
+  outq_.push_back(b);
   flush();
 }
 
 void Conn::flush() {
   while (fd_ >= 0 && !outq_.empty()) {
-    const std::vector<uint8_t>& front = outq_.front();
+    const std::vector<uint8_t>& front = outq_.front()->wire;
     ssize_t n = ::send(fd_, front.data() + out_off_, front.size() - out_off_,
                        MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {

@@ -41,6 +41,9 @@ int RecordFramer::feed(const uint8_t* data, size_t n) {
         return -EMSGSIZE;
       }
       in_fragment_ = true;
+      // Room for the whole fragment at once (bounded by the check above): a 1 MiB READ
+      // reply grown from empty costs a dozen copies and fresh pages.
+      cur_.reserve(cur_.size() + frag_left_);
     }
     size_t take = std::min(n, frag_left_);
     cur_.insert(cur_.end(), data, data + take);

@@ -26,6 +26,9 @@ class Compound {
   // COMPOUND4args header (tag, minorversion 1). A bad credential or tag is
   // reported by finish().
   Compound(uint32_t xid, const rpc::Credential& cred, const std::string& tag = {});
+  // The same, with room for the TCP record mark in front, for finish_record().
+  struct Framed {};
+  Compound(Framed, uint32_t xid, const rpc::Credential& cred);
 
   // Starts the next operation (writes its number). Operations append their args.
   void begin_op(uint32_t opnum);
@@ -37,11 +40,16 @@ class Compound {
   const std::vector<uint32_t>& ops() const { return ops_; }
   // Fills in the operation count and hands over the message (without record mark).
   int finish(std::vector<uint8_t>* msg);
+  // For a Framed compound: the message as one record (RFC 5531 record mark in front),
+  // ready for the socket, without copying the message (a WRITE's data is big).
+  int finish_record(std::vector<uint8_t>* wire);
 
  private:
+  void begin(const rpc::Credential& cred, const std::string& tag);
   rpc::XdrEncoder enc_;
   uint32_t xid_;
   size_t count_pos_ = 0;
+  bool framed_ = false;
   std::vector<uint32_t> ops_;
   int err_ = 0;
 };

@@ -109,7 +109,7 @@ class Conn : public nfs::FdHandler {
   rpc::RecordFramer framer_{8u << 20};
   std::unordered_map<uint32_t, CallPtr> pending_;  // written or queued on this socket
   std::deque<CallPtr> held_;                       // waiting for connect/bind
-  std::deque<std::vector<uint8_t>> outq_;
+  std::deque<CallPtr> outq_;  // calls whose wire bytes are (partly) unsent
   size_t out_off_ = 0;
   CallPtr bind_call_;
   int64_t reconnect_at_ms_ = 0;
