@@ -205,7 +205,11 @@ void Connection::on_fd_ready(int fd, uint32_t revents) {
   if (rv < 0 || connect_failed_) {
     if (!sock_err.empty()) set_error(sock_err);
     const char* err = rpc_get_error(rpc_);
-    fail(!sock_err.empty() ? sock_err : rv < 0 && err ? err : last_error());
+    std::string why = !sock_err.empty() ? sock_err : rv < 0 && err && *err ? err : last_error();
+    if (why.empty()) {  // libnfs gave no text (a reset seen as a failed read)
+      why = revents & (POLLHUP | POLLERR) ? "connection closed by the server" : "socket error";
+    }
+    fail(why);
     return;
   }
   settle_failures(false);
