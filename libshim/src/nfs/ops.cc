@@ -1,7 +1,11 @@
 // NFSv3 procedures over Engine::run: build the args, decode the reply, map the status.
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <ctime>
 
 #include "internal.h"
 #include "nfsshim/nfs/nfs3_errno.h"
@@ -343,20 +347,46 @@ int Engine::commit(const Cred& c, const Fh& fh, WriteVerf* verf) {
 
 int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, bool exclusive,
                    Fh* out, Attr* attr) {
-  return run(c, "CREATE", 0, !exclusive,
-             [&](rpc_context* rpc, RpcCb cb, void* priv) {
-               CREATE3args a;
-               std::memset(&a, 0, sizeof a);
-               a.where = dirop(dir, name);
-               a.how.mode = exclusive ? GUARDED : UNCHECKED;
-               a.how.createhow3_u.obj_attributes = mode_only(mode);
-               return rpc_nfs3_create_async(rpc, cb, &a, priv);
-             },
-             [&](void* res) {
-               auto* r = static_cast<CREATE3res*>(res);
-               if (r->status != NFS3_OK) return nfs3_errno(r->status);
-               return new_object(r->CREATE3res_u.resok, out, attr);
-             });
+  // O_EXCL is an EXCLUSIVE create with a verifier of its own, as the kernel client does: a
+  // re-send after a lost connection or a server restart (the reply cache gone) finds the
+  // verifier stored with the file and succeeds, where GUARDED would answer EEXIST for the
+  // file we just made. The server keeps the verifier in the times, so the mode and times
+  // are set after.
+  static std::atomic<uint64_t> counter{0};
+  const uint64_t verf = (static_cast<uint64_t>(::getpid()) << 40) ^
+                        (static_cast<uint64_t>(::time(nullptr)) << 20) ^ counter.fetch_add(1);
+  Fh fh;
+  int rv = run(c, "CREATE", 0, true,
+               [&](rpc_context* rpc, RpcCb cb, void* priv) {
+                 CREATE3args a;
+                 std::memset(&a, 0, sizeof a);
+                 a.where = dirop(dir, name);
+                 if (exclusive) {
+                   a.how.mode = EXCLUSIVE;
+                   std::memcpy(a.how.createhow3_u.verf, &verf, sizeof verf);
+                 } else {
+                   a.how.mode = UNCHECKED;
+                   a.how.createhow3_u.obj_attributes = mode_only(mode);
+                 }
+                 return rpc_nfs3_create_async(rpc, cb, &a, priv);
+               },
+               [&](void* res) {
+                 auto* r = static_cast<CREATE3res*>(res);
+                 if (r->status != NFS3_OK) return nfs3_errno(r->status);
+                 return new_object(r->CREATE3res_u.resok, &fh, attr);
+               });
+  if (rv < 0 || !exclusive) {
+    if (rv == 0 && out) *out = fh;
+    return rv;
+  }
+  SetAttr sa;
+  sa.set_mode = true;
+  sa.mode = mode;
+  sa.atime = SetAttr::Time::kServerNow;
+  sa.mtime = SetAttr::Time::kServerNow;
+  rv = setattr(c, fh, sa, attr);
+  if (rv == 0 && out) *out = fh;
+  return rv;
 }
 
 int Engine::mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, Fh* out, Attr* attr) {
