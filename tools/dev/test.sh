@@ -46,11 +46,66 @@ run() {  # run NAME DIR ctest-args...
 build build-ci
 run "all tests" build-ci
 
+# The sanitizer steps: the whole suite again, sanitized (no benchmarks: they are not
+# tests), minus what cannot run so. Any finding fails: the code is built with
+# -fno-sanitize-recover=all (CMakeLists.txt) and halt_on_error=1, so the process dies;
+# every report also goes to DIR/san-logs/, and any file there fails the step, so that a
+# daemon (nfsshim-fuse) or a helper whose exit status no test reads cannot hide one.
+# Not run sanitized (README.md, "Tests"):
+#   label uml        the user-mode-linux guests (another kernel, the shared lab fixture)
+#   label packaging  rpm/deb builds and installs: they build their own (unsanitized) binaries
+# ASan: tests that put the sanitized preload into programs that are not ours (sh, rm,
+# rmdir, sed, java, ...) run too: verify_asan_link_order=0 lets ASan start behind libc
+# there (the shim's code stays instrumented and its new/delete are ASan's; only the
+# host's malloc() is not). tools/dev/lsan.supp lists the leaks made on purpose.
+# handle_sigbus=0: torture.smoke kills nfsshim-fuse under load on purpose and accepts that
+# a worker dies of SIGBUS on a mapping; a sanitizer would report that death as a crash.
+# quarantine_size_mb=64 (default 256): keeps nfsshim-fuse under torture's 256 MiB RSS bound.
+# ASan also leaves out torture.smoke for now: under ASan's timing its engine-nfs phase saw
+# "create ...: File exists" after a ganesha restart (a GUARDED CREATE re-sent; the engine
+# now creates O_EXCL files EXCLUSIVE with a verifier, which should cure it, but that has not
+# yet been run under ASan); every other phase passed with no report.
+# TSan: its runtime cannot work behind libc in a program it does not instrument (seen:
+# java and sed/tail crash), so the tests that preload the shim into such programs are
+# left out; those that preload it into our own instrumented programs run.
+# tools/dev/tsan.supp lists the reports that are not bugs. Left out:
+#   kafka.bindfs.*                 sh, sed, tail, java under the preload
+#   preload.crash_recovery         rm under the preload
+#   preload.sweep_silly_rmdir_bindfs  rmdir under the preload
+#   tools_run                      sh, grep, true under `nfsshim run`
+#   torture.graveyard_other_user   rm under the preload
+#   torture.smoke                  rm, nfsshim gc (as nobody) and sh under the preload
+# and, for time only (TSan runs this code 5-10x slower; measured on 2 busy cores):
+#   engine_nfs3_n{1,8}_*           the same code as engine_nfs3_san_* (3 MiB files), 26-42 s each
+#   fuse_nfs41_integrity_*         time out (120 s) under TSan
+#   fuse_nfs_chaos_kill-conn, fuse_nfs41_chaos_restart: ~110 s each, one port so one at a
+#                                  time; their twins fuse_nfs_chaos_restart and
+#                                  fuse_nfs41_chaos_kill-conn run
+san_asan_skip_labels='^(uml|packaging)$'
+san_asan_skip_names='^torture\.smoke$'
+san_tsan_skip_labels='^(uml|packaging)$'
+san_tsan_skip_names='^(kafka\.bindfs\..*|preload\.(crash_recovery|sweep_silly_rmdir_bindfs)|tools_run|torture\.(graveyard_other_user|smoke)'\
+'|engine_nfs3_n[18]_.*|fuse_nfs41_integrity_.*|fuse_nfs_chaos_kill-conn|fuse_nfs41_chaos_restart)$'
+san_run() {  # san_run NAME DIR ctest-args...: run with the sanitizer logs checked
+  local name=$1 dir=$2 logs=$root/$2/san-logs t0=$SECONDS; shift 2
+  rm -rf "$logs"; mkdir -p "$logs"; chmod 1777 "$logs"
+  run "$name" "$dir" "$@"
+  echo "=== $name: $((SECONDS - t0)) s"
+  if [ -n "$(ls -A "$logs")" ]; then
+    echo "=== $name: sanitizer reports (from processes whose exit status a test may not see):"
+    tail -n +1 "$logs"/*
+    summary+=("$name sanitizer reports: FAILED ($(ls "$logs" | wc -l) in $logs)"); status=1
+  fi
+}
 if [ "${NFSSHIM_SKIP_SANITIZERS:-0}" != 1 ]; then
-  build build-asan -DNFSSHIM_SANITIZE=address,undefined
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run "ASan+UBSan" build-asan -L _san
-  build build-tsan -DNFSSHIM_SANITIZE=thread
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run "TSan" build-tsan -L _san
+  build build-asan -DNFSSHIM_SANITIZE=address,undefined -DNFSSHIM_BENCH=OFF
+  ASAN_OPTIONS="detect_leaks=1:verify_asan_link_order=0:handle_sigbus=0:quarantine_size_mb=64:log_path=$root/build-asan/san-logs/asan" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$root/build-asan/san-logs/ubsan" \
+  LSAN_OPTIONS="suppressions=$root/tools/dev/lsan.supp:print_suppressions=0" \
+    san_run "ASan+UBSan" build-asan -LE "$san_asan_skip_labels" -E "$san_asan_skip_names"
+  build build-tsan -DNFSSHIM_SANITIZE=thread -DNFSSHIM_BENCH=OFF
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:handle_sigbus=0:suppressions=$root/tools/dev/tsan.supp:log_path=$root/build-tsan/san-logs/tsan" \
+    san_run "TSan" build-tsan -LE "$san_tsan_skip_labels" -E "$san_tsan_skip_names"
 fi
 
 if [ "${NFSSHIM_SKIP_FUZZ:-0}" != 1 ]; then
