@@ -18,6 +18,8 @@ cleanup() {
   "$root/tests/lab/lab.sh" down >/dev/null 2>&1
   # FUSE mounts a failed test may have left behind in our build trees.
   grep -o " $root/build-[^ ]*" /proc/mounts | while read -r m; do fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
+  # ... and in the tests' scratch dirs (/tmp/nfsshim-*) when CTest killed one at its timeout.
+  awk '$3 ~ /^fuse/ && $2 ~ /^\/tmp\/nfsshim-/ {print $2}' /proc/mounts | while read -r m; do fusermount3 -u -z "$m" 2>/dev/null; done
   # Servers a failed test may have left running: anything still working in our build trees.
   local p cwd
   for p in /proc/[0-9]*; do
