@@ -409,7 +409,8 @@ void Engine::resend(Call* call, Connection* from, const char* why) {
 }
 
 int Engine::run(const Cred& c, const char* what, size_t bytes, bool idempotent,
-                std::function<int(rpc_context*, RpcCb, void*)> issue, std::function<int(void*)> on_reply) {
+                std::function<int(rpc_context*, RpcCb, void*)> issue, std::function<int(void*)> on_reply,
+                int done_errno) {
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
@@ -422,6 +423,11 @@ int Engine::run(const Cred& c, const char* what, size_t bytes, bool idempotent,
   call.issue = std::move(issue);
   call.done = [&](int err, void* res) {
     int rv = err ? err : on_reply(res);
+    if (rv != 0 && rv == done_errno && call.attempts > 1) {
+      SHIM_LOG_INFO("{} re-sent after a lost connection answered {}: the first send did it", what,
+                    std::strerror(-rv));
+      rv = 0;
+    }
     std::lock_guard<std::mutex> g(m);  // notify under the lock: the waiter owns m, cv
     result = rv;
     done = true;

@@ -456,7 +456,7 @@ int Engine::remove(const Cred& c, const Fh& dir, const std::string& name) {
                a.object = dirop(dir, name);
                return rpc_nfs3_remove_async(rpc, cb, &a, priv);
              },
-             [&](void* res) { return nfs3_errno(static_cast<REMOVE3res*>(res)->status); });
+             [&](void* res) { return nfs3_errno(static_cast<REMOVE3res*>(res)->status); }, -ENOENT);
 }
 
 int Engine::rmdir(const Cred& c, const Fh& dir, const std::string& name) {
@@ -466,7 +466,7 @@ int Engine::rmdir(const Cred& c, const Fh& dir, const std::string& name) {
                a.object = dirop(dir, name);
                return rpc_nfs3_rmdir_async(rpc, cb, &a, priv);
              },
-             [&](void* res) { return nfs3_errno(static_cast<RMDIR3res*>(res)->status); });
+             [&](void* res) { return nfs3_errno(static_cast<RMDIR3res*>(res)->status); }, -ENOENT);
 }
 
 int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,

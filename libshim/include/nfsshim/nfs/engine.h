@@ -159,9 +159,12 @@ class Engine {
   int mount(std::string* why);
   // Runs one RPC synchronously: ISSUE queues it on a context, ON_REPLY decodes the reply
   // (on the loop thread) and returns 0 or -errno.
+  // DONE_ERRNO (REMOVE, RMDIR: -ENOENT): the error that, for a call re-sent after a lost
+  // connection, means its first send was done (the reply was lost; a restarted server has
+  // no reply cache to answer the re-send): 0 instead.
   int run(const Cred& c, const char* what, size_t bytes, bool idempotent,
           std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)> issue,
-          std::function<int(void*)> on_reply);
+          std::function<int(void*)> on_reply, int done_errno = 0);
   // Loop side: a call finished (ERR 0 and RES the decoded reply, or -errno final).
   void finish(Call* call, int err, void* res);
   // Loop side: CALL's connection failed; send it again elsewhere (or fail it, soft mounts).
