@@ -8,7 +8,7 @@
 #include <memory>
 #include <mutex>
 
-#include "nfs/client.h"
+#include "nfs/client_forward.h"
 #include "nfsshim/log.h"
 #include "nfsshim/nfs41/engine.h"
 #include "nfsshim/nfs4/constants.h"
@@ -156,9 +156,9 @@ class FileIo41 final : public FileIo {
   nfs::UnstableWriter writer_;
 };
 
-class ClientV41 final : public Client {
+class ClientV41 final : public ForwardingClient<nfs41::Engine> {
  public:
-  ClientV41(const nfs::NfsUrl& url, std::unique_ptr<nfs41::Engine> e) : url_(url), e_(std::move(e)) {
+  ClientV41(const nfs::NfsUrl& url, std::unique_ptr<nfs41::Engine> e) : ForwardingClient(std::move(e)), url_(url) {
     // Test hook: no server here sets OPEN4_RESULT_PRESERVE_UNLINKED (ganesha never does), so
     // the plain-REMOVE path is tested by pretending it did (tests/engine/fuse_nfs_test.sh).
     if (std::getenv("NFSSHIM_TEST_ASSUME_PRESERVE_UNLINKED")) {
@@ -172,23 +172,8 @@ class ClientV41 final : public Client {
            std::to_string(s.slots_granted) + " session slots, lease " + std::to_string(s.lease_s) + " s, " +
            nfs::io_backend_name(e_->backend());
   }
-  const nfs::Fh& root() const override { return e_->root(); }
-  nfs::Cred default_cred() const override { return e_->default_cred(); }
   int fixed_uid() const override { return url_.uid; }
   int fixed_gid() const override { return url_.gid; }
-  int getattr(const nfs::Cred& c, const nfs::Fh& fh, nfs::Attr* out) override {
-    return e_->getattr(c, fh, out);
-  }
-  int setattr(const nfs::Cred& c, const nfs::Fh& fh, const nfs::SetAttr& sa) override {
-    return e_->setattr(c, fh, sa, nullptr);
-  }
-  int lookup(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, nfs::Fh* out,
-             nfs::Attr* attr) override {
-    return e_->lookup(c, dir, name, out, attr);
-  }
-  int readlink(const nfs::Cred& c, const nfs::Fh& fh, std::string* target) override {
-    return e_->readlink(c, fh, target);
-  }
   int create(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode, bool exclusive,
              nfs::Fh* out, nfs::Attr* attr, std::unique_ptr<CreatedOpen>* created) override {
     Open o;
@@ -202,32 +187,8 @@ class ClientV41 final : public Client {
     }
     return 0;
   }
-  int mkdir(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode, nfs::Fh* out,
-            nfs::Attr* attr) override {
-    return e_->mkdir(c, dir, name, mode, out, attr);
-  }
-  int symlink(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, const std::string& target,
-              nfs::Fh* out, nfs::Attr* attr) override {
-    return e_->symlink(c, dir, name, target, out, attr);
-  }
-  int link(const nfs::Cred& c, const nfs::Fh& fh, const nfs::Fh& dir, const std::string& name) override {
-    return e_->link(c, fh, dir, name);
-  }
-  int remove(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) override {
-    return e_->remove(c, dir, name);
-  }
-  int rmdir(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) override {
-    return e_->rmdir(c, dir, name);
-  }
-  int rename(const nfs::Cred& c, const nfs::Fh& from_dir, const std::string& from, const nfs::Fh& to_dir,
-             const std::string& to) override {
-    return e_->rename(c, from_dir, from, to_dir, to);
-  }
   int readdirplus(const nfs::Cred& c, const nfs::Fh& dir, std::vector<nfs::DirEntry>* out) override {
     return e_->readdir(c, dir, out);
-  }
-  int fsstat(const nfs::Cred& c, const nfs::Fh& fh, nfs::FsStat* out) override {
-    return e_->fsstat(c, fh, out);
   }
   std::unique_ptr<FileIo> file_io(const nfs::Fh& fh) override {
     return std::make_unique<FileIo41>(*e_, fh, assume_preserved_);
@@ -236,7 +197,6 @@ class ClientV41 final : public Client {
 
  private:
   const nfs::NfsUrl url_;
-  std::unique_ptr<nfs41::Engine> e_;
   bool assume_preserved_ = false;
 };
 

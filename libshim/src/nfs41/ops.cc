@@ -55,8 +55,8 @@ SetAttrs to_setattrs(const nfs::SetAttr& sa) {
   return s;
 }
 
-int Engine::getattr(const Cred& c, const Fh& fh, Attr* out) {
-  Bitmap4 want = getattr_bitmap();
+// PUTFH + GETATTR of WANT.
+int Engine::getattr4(const Cred& c, const Fh& fh, const Bitmap4& want, Fattr4* out) {
   GetattrRes ga;
   int rv = run(c,
       [&](Compound& k) {
@@ -69,7 +69,14 @@ int Engine::getattr(const Cred& c, const Fh& fh, Attr* out) {
         NFS41_STEP(r, decode_getattr(r, want, &ga));
         return 0;
       });
-  if (rv == 0 && out) to_attr(ga.attrs, out);
+  if (rv == 0) *out = std::move(ga.attrs);
+  return rv;
+}
+
+int Engine::getattr(const Cred& c, const Fh& fh, Attr* out) {
+  Fattr4 f;
+  int rv = getattr4(c, fh, getattr_bitmap(), &f);
+  if (rv == 0 && out) to_attr(f, out);
   return rv;
 }
 
@@ -353,26 +360,15 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
 }
 
 int Engine::fsstat(const Cred& c, const Fh& fh, nfs::FsStat* out) {
-  Bitmap4 want = fsstat_bitmap();
-  GetattrRes ga;
-  int rv = run(c,
-      [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
-        return encode_getattr(k, want);
-      },
-      [&](ReplyReader& r) {
-        uint32_t st;
-        NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
-        NFS41_STEP(r, decode_getattr(r, want, &ga));
-        return 0;
-      });
+  Fattr4 f;
+  int rv = getattr4(c, fh, fsstat_bitmap(), &f);
   if (rv != 0) return rv;
-  out->tbytes = ga.attrs.space_total;
-  out->fbytes = ga.attrs.space_free;
-  out->abytes = ga.attrs.space_avail;
-  out->tfiles = ga.attrs.files_total;
-  out->ffiles = ga.attrs.files_free;
-  out->afiles = ga.attrs.files_avail;
+  out->tbytes = f.space_total;
+  out->fbytes = f.space_free;
+  out->abytes = f.space_avail;
+  out->tfiles = f.files_total;
+  out->ffiles = f.files_free;
+  out->afiles = f.files_avail;
   return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "nfsshim/nfs/engine.h"
 #include "nfsshim/nfs/url.h"
 #include "nfsshim/nfs4/compound.h"
+#include "nfsshim/nfs4/fattr4.h"
 #include "nfsshim/nfs4/slot_table.h"
 #include "nfsshim/nfs4/types.h"
 #include "nfsshim/nfs41/transport.h"
@@ -233,6 +234,7 @@ class Engine {
   int reopen_all();
   void renew_main();
 
+  int getattr4(const Cred& c, const Fh& fh, const nfs4::Bitmap4& want, nfs4::Fattr4* out);
   Open new_open_file(uint32_t access);
   void remember_open(const Open& f);
   int open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
