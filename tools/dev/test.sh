@@ -63,10 +63,11 @@ run "all tests" build-ci
 # handle_sigbus=0: torture.smoke kills nfsshim-fuse under load on purpose and accepts that
 # a worker dies of SIGBUS on a mapping; a sanitizer would report that death as a crash.
 # quarantine_size_mb=64 (default 256): keeps nfsshim-fuse under torture's 256 MiB RSS bound.
-# ASan also leaves out torture.smoke for now: under ASan's timing its engine-nfs phase saw
-# "create ...: File exists" after a ganesha restart (a GUARDED CREATE re-sent; the engine
-# now creates O_EXCL files EXCLUSIVE with a verifier, which should cure it, but that has not
-# yet been run under ASan); every other phase passed with no report.
+# ASan also leaves out torture.smoke for now: a run of it under ASan (05:55 UTC, 2026-11-30;
+# no sanitizer report) failed its fuse-local phase: creates and unlinks through nfsshim-fuse
+# over a local directory answered ENOENT in moved partition directories and the check counted
+# 747 MB "lost" (files the workers expected but could not reach). Not diagnosed; the same
+# phase passes without ASan. It is a finding, not noise: see the closing note.
 # TSan: its runtime cannot work behind libc in a program it does not instrument (seen:
 # java and sed/tail crash), so the tests that preload the shim into such programs are
 # left out; those that preload it into our own instrumented programs run.
