@@ -65,6 +65,9 @@ cleanup() {
   done
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
   engine_down
+  # TORTURE_KEEP_LOGS=DIR: the daemons' logs outlive the run (for a failure's diagnosis).
+  [ -n "${TORTURE_KEEP_LOGS:-}" ] && mkdir -p "$TORTURE_KEEP_LOGS" &&
+    for f in "$T"/fuse.log "$T"/*/fuse.log; do [ -f "$f" ] && cp "$f" "$TORTURE_KEEP_LOGS/$(basename "$(dirname "$f")")-fuse.log"; done
   chattr -R -i "$T" 2>/dev/null
   rm -rf "$T"
 }
