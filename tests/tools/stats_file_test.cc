@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,17 +13,34 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "nfsshim/identity.h"
 
 namespace nfsshim {
 namespace {
 
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+
+// The scratch dirs go at exit (not per test: a published stats file lives as long as the
+// process). Fork children leave with _exit, so only this process removes them.
+std::vector<std::string>& tmp_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+
+void remove_tmp_dirs() {
+  for (const auto& d : tmp_dirs()) ::nftw(d.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 std::string make_tmp_dir() {
   char tmpl[] = "/tmp/nfsshim-stats-test.XXXXXX";
   const char* d = ::mkdtemp(tmpl);
   EXPECT_NE(d, nullptr);
-  return d ? d : "";
+  if (!d) return "";
+  if (tmp_dirs().empty()) std::atexit(remove_tmp_dirs);
+  tmp_dirs().push_back(d);
+  return d;
 }
 
 const StatsSnapshot* find_pid(const std::vector<StatsSnapshot>& v, pid_t pid) {
