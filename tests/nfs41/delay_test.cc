@@ -27,6 +27,7 @@
 #include "nfsshim/rpc/record_marking.h"
 #include "nfsshim/rpc/xdr_decoder.h"
 #include "nfsshim/rpc/xdr_encoder.h"
+#include "record_server.h"
 
 using nfsshim::nfs::IoBackend;
 using nfsshim::rpc::XdrDecoder;
@@ -38,37 +39,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class FakeNfs41Server {
+class FakeNfs41Server : public nfs41test::RecordServer {
  public:
   enum class DelayAt { kOp, kSequence };
 
-  FakeNfs41Server() {
-    lfd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(lfd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(lfd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-    EXPECT_EQ(::listen(lfd_, 16), 0);
-    socklen_t len = sizeof sa;
-    getsockname(lfd_, reinterpret_cast<sockaddr*>(&sa), &len);
-    port_ = ntohs(sa.sin_port);
-    acceptor_ = std::thread([this] { accept_loop(); });
-  }
-  ~FakeNfs41Server() {
-    stop_.store(true);
-    ::shutdown(lfd_, SHUT_RDWR);
-    acceptor_.join();
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
-    }
-    for (auto& t : workers_) t.join();
-    for (int fd : fds_) ::close(fd);
-    ::close(lfd_);
-  }
-  int port() const { return port_; }
+  FakeNfs41Server()
+      : RecordServer([this](int fd, const std::vector<uint8_t>& rec, int) { return reply(fd, rec); }) {}
+  ~FakeNfs41Server() override { stop(); }
 
   // The next DELAYS scripted compounds get NFS4ERR_DELAY (at AT), the later ones OK.
   void script(int delays, DelayAt at) {
@@ -87,41 +64,14 @@ class FakeNfs41Server {
   }
 
  private:
-  void accept_loop() {
-    for (;;) {
-      int fd = ::accept4(lfd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0 || stop_.load()) {
-        if (fd >= 0) ::close(fd);
-        return;
-      }
-      std::lock_guard<std::mutex> g(mu_);
-      fds_.push_back(fd);
-      workers_.emplace_back([this, fd] { serve(fd); });
+  bool reply(int fd, const std::vector<uint8_t>& rec) {
+    std::vector<uint8_t> out;
+    if (!answer(rec, &out)) {
+      ADD_FAILURE() << "fake server: a request it does not know";
+      ::shutdown(fd, SHUT_RDWR);
+      return false;
     }
-  }
-
-  void serve(int fd) {
-    nfsshim::rpc::RecordFramer framer(16u << 20);
-    std::vector<uint8_t> buf(65536), rec, out;
-    for (;;) {
-      ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
-      if (n <= 0 || framer.feed(buf.data(), static_cast<size_t>(n)) < 0) return;
-      while (framer.next(&rec)) {
-        std::vector<uint8_t> reply;
-        if (!answer(rec, &reply)) {
-          ADD_FAILURE() << "fake server: a request it does not know";
-          ::shutdown(fd, SHUT_RDWR);
-          return;
-        }
-        out.clear();
-        nfsshim::rpc::frame_record(&out, reply.data(), reply.size());
-        for (size_t off = 0; off < out.size();) {
-          ssize_t w = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-          if (w <= 0) return;
-          off += static_cast<size_t>(w);
-        }
-      }
-    }
+    return send_record(fd, out);
   }
 
   static void channel(XdrEncoder& e) {
@@ -274,13 +224,7 @@ class FakeNfs41Server {
   }
 
   static constexpr uint32_t kSlots = 8;
-  int lfd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread acceptor_;
   std::mutex mu_;
-  std::vector<int> fds_;
-  std::vector<std::thread> workers_;
   int delays_left_ = 0, delays_sent_ = 0;
   DelayAt at_ = DelayAt::kOp;
   std::vector<Clock::time_point> arrivals_;

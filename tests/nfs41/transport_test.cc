@@ -16,89 +16,31 @@
 
 #include "nfsshim/nfs41/transport.h"
 #include "nfsshim/rpc/record_marking.h"
+#include "record_server.h"
 
 using nfsshim::nfs::IoBackend;
 using namespace nfsshim::nfs41;
 
 namespace {
 
-// Accepts connections; echoes every record back. After DROP_AFTER records (0: never)
-// on a connection it closes that connection without answering the last one.
-class EchoServer {
+// Echoes every record back. After DROP_AFTER records (0: never) on a connection it closes
+// that connection without answering the last one.
+class EchoServer : public nfs41test::RecordServer {
  public:
-  EchoServer() {
-    lfd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(lfd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(lfd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-    EXPECT_EQ(::listen(lfd_, 16), 0);
-    socklen_t len = sizeof sa;
-    getsockname(lfd_, reinterpret_cast<sockaddr*>(&sa), &len);
-    port_ = ntohs(sa.sin_port);
-    acceptor_ = std::thread([this] { accept_loop(); });
-  }
-  ~EchoServer() {
-    stop_.store(true);
-    ::shutdown(lfd_, SHUT_RDWR);
-    acceptor_.join();
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
-    }
-    for (auto& t : workers_) t.join();
-    ::close(lfd_);
-  }
-  int port() const { return port_; }
+  EchoServer()
+      : RecordServer([this](int fd, const std::vector<uint8_t>& rec, int n) { return echo(fd, rec, n); }) {}
+  ~EchoServer() override { stop(); }
   std::atomic<int> drop_after{0};
-  std::atomic<int> connections{0};
 
  private:
-  void accept_loop() {
-    for (;;) {
-      int fd = ::accept4(lfd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0 || stop_.load()) {
-        if (fd >= 0) ::close(fd);
-        return;
-      }
-      ++connections;
-      std::lock_guard<std::mutex> g(mu_);
-      fds_.push_back(fd);
-      workers_.emplace_back([this, fd] { serve(fd); });
+  bool echo(int fd, const std::vector<uint8_t>& rec, int n) {
+    if (drop_after.load() > 0 && n >= drop_after.load()) {
+      drop_after.store(0);
+      ::shutdown(fd, SHUT_RDWR);
+      return false;
     }
+    return send_record(fd, rec);
   }
-  void serve(int fd) {
-    nfsshim::rpc::RecordFramer framer(16u << 20);
-    std::vector<uint8_t> buf(65536), rec, out;
-    int seen = 0;
-    for (;;) {
-      ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
-      if (n <= 0 || framer.feed(buf.data(), static_cast<size_t>(n)) < 0) break;
-      while (framer.next(&rec)) {
-        if (drop_after.load() > 0 && ++seen >= drop_after.load()) {
-          drop_after.store(0);
-          ::shutdown(fd, SHUT_RDWR);
-          return;
-        }
-        out.clear();
-        nfsshim::rpc::frame_record(&out, rec.data(), rec.size());
-        for (size_t off = 0; off < out.size();) {
-          ssize_t w = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-          if (w <= 0) return;
-          off += static_cast<size_t>(w);
-        }
-      }
-    }
-  }
-  int lfd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread acceptor_;
-  std::mutex mu_;
-  std::vector<int> fds_;
-  std::vector<std::thread> workers_;
 };
 
 CallPtr make_call(uint32_t xid, size_t size) {
