@@ -531,7 +531,7 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
       return {true, 0, true};
     case Recovery::kWaitGrace:
       // The server restarted and only takes reclaims until its grace period ends; this
-      // engine re-opens with CLAIM_NULL (no reclaim), so it waits the period out.
+      // engine re-opens with CLAIM_FH (no reclaim), so it waits the period out.
       if (grace_waits_.fetch_add(1) % 20 == 0)
         SHIM_LOG_WARN("nfs41: server {}:{} is in its grace period, waiting", o_.addr, o_.port);
       sleep_ms(500);
