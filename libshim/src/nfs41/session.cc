@@ -414,6 +414,26 @@ int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a,
 }
 
 Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
+  // What SEQUENCE's errors and the ops' errors both call for: DELAY, a new session, a new
+  // client id. False if REC is none of them.
+  auto shared_recovery = [&](Recovery rec, Step* out) {
+    switch (rec) {
+      case Recovery::kRetryLater:
+        delays_.fetch_add(1);
+        *out = {true, 0, true};
+        return true;
+      case Recovery::kNewSession:
+        if (int rc = recover_session(a->session_gen); rc < 0) *out = {false, rc};
+        else *out = {true, 0};
+        return true;
+      case Recovery::kNewClientId:
+        if (int rc = recover_clientid(a->client_gen); rc < 0) *out = {false, rc};
+        else *out = {true, 0};
+        return true;
+      default:
+        return false;
+    }
+  };
   auto release_abandon = [&] {
     std::lock_guard<std::mutex> g(mu_);
     if (a->session_gen == session_gen_) slots_.abandon(a->t.slotid);
@@ -485,16 +505,9 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
       }
       slot_cv_.notify_one();
     }
-    switch (nfs4_recovery(sr.status)) {
-      case Recovery::kRetryLater:
-        delays_.fetch_add(1);
-        return {true, 0, true};
-      case Recovery::kNewSession:
-        if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
-        return {true, 0};
-      case Recovery::kNewClientId:
-        if (int rc = recover_clientid(a->client_gen); rc < 0) return {false, rc};
-        return {true, 0};
+    const Recovery rec = nfs4_recovery(sr.status);
+    if (Step out; shared_recovery(rec, &out)) return out;
+    switch (rec) {
       case Recovery::kSlotResync:
         if (slot_retry) return {true, 0};
         SHIM_LOG_WARN("nfs41: SEQUENCE {} on slot {}", nfs4_status_name(sr.status), a->t.slotid);
@@ -525,10 +538,9 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
   }
   uint32_t st = r.status();
   if (st == 0) return {false, 0};
-  switch (nfs4_recovery(st)) {
-    case Recovery::kRetryLater:
-      delays_.fetch_add(1);
-      return {true, 0, true};
+  const Recovery rec = nfs4_recovery(st);
+  if (Step out; shared_recovery(rec, &out)) return out;
+  switch (rec) {
     case Recovery::kWaitGrace:
       // The server restarted and only takes reclaims until its grace period ends; this
       // engine re-opens with CLAIM_FH (no reclaim), so it waits the period out.
@@ -536,12 +548,6 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
         SHIM_LOG_WARN("nfs41: server {}:{} is in its grace period, waiting", o_.addr, o_.port);
       sleep_ms(500);
       return {true, 0, false, true};
-    case Recovery::kNewSession:
-      if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
-      return {true, 0};
-    case Recovery::kNewClientId:
-      if (int rc = recover_clientid(a->client_gen); rc < 0) return {false, rc};
-      return {true, 0};
     case Recovery::kRecoverStateid: {
       std::lock_guard<std::mutex> g(mu_);
       if (a->client_gen != client_gen_) return {true, 0};  // re-opened since: new stateids
