@@ -236,6 +236,8 @@ void print_usage(const char* prog) {
       "\n"
       "Serves directory SOURCE at MOUNTPOINT (may be the same path) and keeps unlinked or\n"
       "renamed-over files that are still open in SOURCE's graveyard until their last close.\n"
+      "SOURCE may also be nfs://HOST[:PORT]/EXPORT[?vers=3|4.1&nconnect=N&...]: the daemon\n"
+      "is then its own NFS client (keys: nfsshim-fuse(8)).\n"
       "\n"
       "nfsshim-fuse options:\n"
       "    -o graveyard=DIR          graveyard directory (default SOURCE/.graveyard.nfsshim)\n"
