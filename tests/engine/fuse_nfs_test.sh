@@ -42,23 +42,30 @@ vers=3 engine="direct NFSv3 engine"
 case $mode in *-v41) mode=${mode%-v41} vers=4.1 engine="direct NFSv4.1 engine" ;; esac
 url="nfs://127.0.0.1/export?vers=$vers&nfsport=$port&mountport=$mnt_port"
 
-mount_nfs() {  # extra query
-  "$shim" "$url$1" "$mnt" -f -o log=file:"$work/shim.log" &
-  shim_pid=$!
+start_mount() {  # SOURCE MOUNTPOINT LOG: the daemon in the background, its PID in started
+  "$shim" "$1" "$2" -f -o log=file:"$3" &
+  started=$!
   for i in $(seq 100); do
-    grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && return 0
-    kill -0 "$shim_pid" 2>/dev/null || fail "nfsshim-fuse exited before mounting"
+    grep -q " $2 .* fuse.nfsshim-fuse " /proc/self/mountinfo && return 0
+    kill -0 "$started" 2>/dev/null || fail "nfsshim-fuse exited before mounting $2"
     sleep 0.05
   done
-  fail "$mnt did not become a mount"
+  fail "$2 did not become a mount"
 }
-unmount_nfs() {
-  fusermount3 -u "$mnt" || fail "fusermount3 -u"
+stop_mount() {  # MOUNTPOINT PID
+  fusermount3 -u "$1" || fail "fusermount3 -u $1"
   # A process that copied our mount namespace meanwhile (unshare -m, e.g. a ganesha started by
   # a parallel test) keeps the FUSE connection alive after the unmount: then stop the daemon.
-  for i in $(seq 50); do kill -0 "$shim_pid" 2>/dev/null || break; sleep 0.1; done
-  kill "$shim_pid" 2>/dev/null
-  wait "$shim_pid"
+  for i in $(seq 50); do kill -0 "$2" 2>/dev/null || break; sleep 0.1; done
+  kill "$2" 2>/dev/null
+  wait "$2"
+}
+mount_nfs() {  # extra query
+  start_mount "$url$1" "$mnt" "$work/shim.log"
+  shim_pid=$started
+}
+unmount_nfs() {
+  stop_mount "$mnt" "$shim_pid"
   shim_pid=
 }
 
@@ -151,18 +158,12 @@ locks)
   mkdir -p "$mnt2"
   shim2_pid=
   second_mount() {  # URL
-    "$shim" "$1" "$mnt2" -f -o log=file:"$work/shim2.log" &
-    shim2_pid=$!
-    for i in $(seq 100); do
-      grep -q " $mnt2 .* fuse.nfsshim-fuse " /proc/self/mountinfo && return 0
-      sleep 0.05
-    done
-    fail "$mnt2 did not become a mount"
+    start_mount "$1" "$mnt2" "$work/shim2.log"
+    shim2_pid=$started
   }
   second_unmount() {
-    fusermount3 -u "$mnt2" || fail "fusermount3 -u $mnt2"
-    for i in $(seq 50); do kill -0 "$shim2_pid" 2>/dev/null || break; sleep 0.1; done
-    kill "$shim2_pid" 2>/dev/null; wait "$shim2_pid"; shim2_pid=
+    stop_mount "$mnt2" "$shim2_pid"
+    shim2_pid=
   }
   trap 'grep -q " $mnt2 " /proc/self/mountinfo && fusermount3 -u -z "$mnt2"; [ -n "$shim2_pid" ] && kill $shim2_pid; cleanup' EXIT
   hold() {  # MOUNT: starts a holder of [0,100) through MOUNT; sets holder
