@@ -26,6 +26,7 @@
 #include "common.h"
 #include "load.h"
 #include "pattern.h"
+#include "sigbus_report.h"
 #include "verify.h"
 
 namespace torture {
@@ -511,6 +512,7 @@ void report(char kind) {
 
 int run_worker(const WorkerOptions& o) {
   opt = &o;
+  install_sigbus_report();
   recover();
   std::string cp = checkpoint_dir();
   if (::mkdir(cp.c_str(), 0755) != 0 && errno != EEXIST) note_error("mkdir", cp, errno, false);
