@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iterator>
@@ -397,6 +398,70 @@ TEST_F(Ganesha, C2_GuardedCreateAndShareDeny) {
         return 0;
       });
   EXPECT_EQ(st, 0);
+}
+
+// EXCLUSIVE4_1 (RFC 8881 18.16.3): the server keeps the verifier with the file, so the
+// same create sent again (what a retry after a lost reply, or after a server restart in a
+// new session, is) opens the file it made; another verifier is NFS4ERR_EXIST.
+TEST_F(Ganesha, C3_Exclusive41CreateSentAgainOpensItsFile) {
+  ASSERT_TRUE(w->session_ok && !w->export_fh.empty());
+  const std::string name = w->prefix + "excl";
+  auto create = [&](uint64_t verf, const char* tag, OpenRes* res, Fh4* fh) {
+    GetfhRes gf;
+    int st = w->s.run(w->conn,
+        [&](Compound& c) {
+          encode_putfh(c, w->export_fh);
+          OpenArgs a;
+          a.share_access = OPEN4_SHARE_ACCESS_BOTH;
+          a.owner = owner(tag);
+          a.create = true;
+          a.createmode = EXCLUSIVE4_1;
+          std::memcpy(a.createverf.data(), &verf, sizeof verf);
+          a.createattrs.set_mode = true;
+          a.createattrs.mode = 0640;
+          a.name = name;
+          encode_open(c, a);
+          encode_getfh(c);
+        },
+        [&](ReplyReader& r) {
+          uint32_t st2;
+          STEP(decode_status_only(r, OP_PUTFH, &st2));
+          STEP(decode_open(r, res));
+          STEP(decode_getfh(r, &gf));
+          return 0;
+        });
+    *fh = gf.fh;
+    return st;
+  };
+  OpenRes first, again, other;
+  Fh4 fh, fh_again, fh_other;
+  ASSERT_EQ(create(0x0123456789abcdefull, "excl1", &first, &fh), 0) << w->s.last_error;
+  std::printf("EXCLUSIVE4_1 attrset: %08x %08x %08x\n", first.attrset.w[0], first.attrset.w[1],
+              first.attrset.w[2]);
+  EXPECT_TRUE(first.attrset.test(FATTR4_MODE));  // the mode went with the create
+  struct stat st;
+  ASSERT_EQ(::stat((w->export_dir + "/" + name).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  // The same create again (another open-owner: a retry in a new session has one): opened.
+  ASSERT_EQ(create(0x0123456789abcdefull, "excl2", &again, &fh_again), 0) << w->s.last_error;
+  EXPECT_EQ(fh_again, fh);
+  // Another verifier: the file exists and is not ours.
+  EXPECT_EQ(create(0x0123456789abcdeeull, "excl3", &other, &fh_other), static_cast<int>(NFS4ERR_EXIST));
+  EXPECT_EQ(close_file(fh_again, again.stateid), 0);
+  EXPECT_EQ(close_file(fh, first.stateid), 0);
+  int rm = w->s.run(w->conn,
+      [&](Compound& c) {
+        encode_putfh(c, w->export_fh);
+        encode_remove(c, name);
+      },
+      [&](ReplyReader& r) {
+        uint32_t x;
+        RemoveRes res;
+        STEP(decode_status_only(r, OP_PUTFH, &x));
+        STEP(decode_remove(r, &res));
+        return 0;
+      });
+  EXPECT_EQ(rm, 0);
 }
 
 TEST_F(Ganesha, D_RenameRemove) {

@@ -145,6 +145,30 @@ TEST(Nfs4Encode, OpenCreateUncheckedWithMode) {
                                   "00000000 00000001 66000000")));
 }
 
+TEST(Nfs4Encode, OpenCreateExclusive41CarriesVerifierThenAttrs) {
+  Compound c(1, {});
+  OpenArgs a;
+  a.share_access = OPEN4_SHARE_ACCESS_BOTH;
+  a.owner.owner = {'o', 'w'};
+  a.create = true;
+  a.createmode = EXCLUSIVE4_1;
+  a.createverf = {0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8};
+  a.createattrs.set_mode = true;
+  a.createattrs.mode = 0640;
+  a.name = "f";
+  encode_open(c, a);
+  // ... OPEN4_CREATE, EXCLUSIVE4_1 (3), creatverfattr{verifier4 (8 bytes),
+  // fattr4{bitmap<2>{0, mode}, vals<4>{0640}}}, CLAIM_NULL, "f"
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "00000012 00000000 00000003 00000000 "
+                                  "00000000 00000000 00000002 6f770000 "
+                                  "00000001 00000003 a1a2a3a4 a5a6a7a8 "
+                                  "00000002 00000000 00000002 00000004 000001a0 "
+                                  "00000000 00000001 66000000")));
+  Compound bad(1, {});
+  a.createmode = EXCLUSIVE4;  // the v4.0 mode: not sent by this client
+  EXPECT_EQ(encode_open(bad, a), -EINVAL);
+}
+
 TEST(Nfs4Encode, OpenNoCreateGuardedRejectsBadArgs) {
   Compound c(1, {});
   OpenArgs a;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -199,11 +200,21 @@ TEST_P(Nfs41, SessionGrantAndMetadataOps) {
   EXPECT_TRUE(S_ISDIR(st.st_mode));
 
   Open f;
-  ASSERT_EQ(e->open(c, d, "f", true, true, 0640, &f, &a), 0);
+  ASSERT_EQ(e->open(c, d, "f", true, true, 0640, &f, &a), 0);  // O_EXCL: EXCLUSIVE4_1
   EXPECT_EQ(a.type, 1);
+  EXPECT_EQ(a.mode, 0640u);
+  // ganesha keeps the create verifier in atime/mtime (and says so in the OPEN's attrset):
+  // the engine set both to the server's time afterwards, here and on disk.
+  const long now = static_cast<long>(::time(nullptr));
+  EXPECT_LE(std::labs(a.atime.tv_sec - now), 60L);
+  EXPECT_LE(std::labs(a.mtime.tv_sec - now), 60L);
+  ASSERT_EQ(::stat((dir + "/" + p + "/f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_LE(std::labs(st.st_mtime - now), 60L);
+  EXPECT_LE(std::labs(st.st_atime - now), 60L);
   EXPECT_FALSE(e->preserves_unlinked(f));  // ganesha never sets PRESERVE_UNLINKED
   Open f2;
-  EXPECT_EQ(e->open(c, d, "f", true, true, 0640, &f2, nullptr), -EEXIST);  // GUARDED
+  EXPECT_EQ(e->open(c, d, "f", true, true, 0640, &f2, nullptr), -EEXIST);  // another verifier
   const std::string text = "hello nfs41";
   EXPECT_EQ(e->write(c, f, 0, text.size(), text.data(), nfsshim::nfs4::FILE_SYNC4, nullptr),
             static_cast<ssize_t>(text.size()));

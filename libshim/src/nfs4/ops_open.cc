@@ -62,7 +62,8 @@ int encode_open(Compound& c, const OpenArgs& a) {
   if (access < OPEN4_SHARE_ACCESS_READ || access > OPEN4_SHARE_ACCESS_BOTH) return c.fail(-EINVAL);
   if (a.share_deny > OPEN4_SHARE_DENY_BOTH) return c.fail(-EINVAL);
   if (a.owner.owner.empty() || a.owner.owner.size() > kOpaqueLimit) return c.fail(-EINVAL);
-  if (a.create && a.createmode != UNCHECKED4 && a.createmode != GUARDED4) return c.fail(-EINVAL);
+  if (a.create && a.createmode != UNCHECKED4 && a.createmode != GUARDED4 && a.createmode != EXCLUSIVE4_1)
+    return c.fail(-EINVAL);
   rpc::XdrEncoder attrs;
   if (a.create) {
     if (int rc = put_fattr4(attrs, a.createattrs); rc < 0) return c.fail(rc);
@@ -76,6 +77,8 @@ int encode_open(Compound& c, const OpenArgs& a) {
   e.u32(a.create ? OPEN4_CREATE : OPEN4_NOCREATE);
   if (a.create) {
     e.u32(a.createmode);
+    // createhow4: UNCHECKED4/GUARDED4 carry fattr4, EXCLUSIVE4_1 creatverfattr (verifier4, fattr4)
+    if (a.createmode == EXCLUSIVE4_1) e.fixed_opaque(a.createverf.data(), a.createverf.size());
     e.fixed_opaque(attrs.data(), attrs.size());
   }
   e.u32(a.claim);

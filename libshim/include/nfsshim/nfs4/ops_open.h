@@ -1,6 +1,9 @@
-// OPEN (CLAIM_NULL: create UNCHECKED/GUARDED or no create; CLAIM_FH: the current fh) and CLOSE.
+// OPEN (CLAIM_NULL: create UNCHECKED/GUARDED/EXCLUSIVE4_1 or no create; CLAIM_FH: the current
+// fh) and CLOSE.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include "nfsshim/nfs4/compound.h"
@@ -15,8 +18,12 @@ struct OpenArgs {
   uint32_t share_deny = 0;    // OPEN4_SHARE_DENY_*
   StateOwner4 owner;
   bool create = false;
-  uint32_t createmode = 0;    // UNCHECKED4 or GUARDED4 when create
+  uint32_t createmode = 0;    // UNCHECKED4, GUARDED4 or EXCLUSIVE4_1 when create
   SetAttrs createattrs;
+  // EXCLUSIVE4_1: the create verifier. The server keeps it with the file: the same OPEN
+  // sent again (a retry, even in a new session after a restart) opens the file it made,
+  // another verifier gets NFS4ERR_EXIST (RFC 8881 18.16.3).
+  std::array<uint8_t, 8> createverf{};
   uint32_t claim = 0;         // CLAIM_NULL or CLAIM_FH (no create)
   std::string name;           // CLAIM_NULL: the file in the current (directory) fh
 };

@@ -114,6 +114,12 @@ class Engine {
   // when EXCLUSIVE. Fills *attr if given.
   int open(const Cred& c, const Fh& dir, const std::string& name, bool create, bool exclusive,
            uint32_t mode, Open* out, Attr* attr);
+  // An exclusive create (EXCLUSIVE4_1) of NAME with the caller's VERIFIER. Sent again with
+  // the same verifier (a retry, also in a new session after a server restart) it opens the
+  // file that call made; for a file made any other way it gives -EEXIST. open() with
+  // EXCLUSIVE uses it with a verifier of its own; a server without EXCLUSIVE4_1 gets GUARDED.
+  int create_exclusive(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode,
+                       uint64_t verifier, Open* out, Attr* attr);
   // OPEN of an existing file by handle (CLAIM_FH) with ACCESS = OPEN4_SHARE_ACCESS_READ,
   // WRITE or BOTH: what a FUSE open (which knows only the inode) needs.
   int open_fh(const Cred& c, const Fh& fh, uint32_t access, Open* out);
@@ -237,8 +243,13 @@ class Engine {
   int getattr4(const Cred& c, const Fh& fh, const nfs4::Bitmap4& want, nfs4::Fattr4* out);
   Open new_open_file(uint32_t access);
   void remember_open(const Open& f);
+  // EXCL_VERF: null for UNCHECKED4 (or no create), else the EXCLUSIVE4_1 verifier;
+  // *ATTRSET (if given): the attributes the create set.
   int open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
-                bool exclusive, uint32_t mode, OpenFile* f, Attr* attr);
+                const uint64_t* excl_verf, uint32_t mode, OpenFile* f, Attr* attr,
+                nfs4::Bitmap4* attrset = nullptr);
+  int finish_exclusive(const Cred& c, const nfs4::Bitmap4& attrset, uint32_t mode, OpenFile* f,
+                       Attr* attr);
   ssize_t read_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf,
                       bool* eof);
   ssize_t write_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, const char* buf,
@@ -273,6 +284,8 @@ class Engine {
   std::mutex opens_mu_;     // engine41_opens_mu_1: open_files_ only
   std::list<Open> open_files_;
   std::atomic<uint64_t> owner_counter_{0};
+  std::atomic<uint64_t> create_counter_{0};      // exclusive create verifiers
+  std::atomic<bool> no_exclusive4_1_{false};     // the server refused EXCLUSIVE4_1: GUARDED
 
   std::thread renewer_;
   std::mutex renew_mu_;
