@@ -110,8 +110,8 @@ class Engine {
   // "a/b/c" from the export root.
   int lookup_path(const Cred& c, const std::string& path, Fh* out, Attr* attr);
   int access(const Cred& c, const Fh& fh, uint32_t want, uint32_t* granted);
-  // OPEN (share access both, deny none, no delegation). CREATE: UNCHECKED, or GUARDED
-  // when EXCLUSIVE. Fills *attr if given.
+  // OPEN (share access both, deny none, no delegation). CREATE: UNCHECKED, or
+  // create_exclusive() when EXCLUSIVE. Fills *attr if given.
   int open(const Cred& c, const Fh& dir, const std::string& name, bool create, bool exclusive,
            uint32_t mode, Open* out, Attr* attr);
   // An exclusive create (EXCLUSIVE4_1) of NAME with the caller's VERIFIER. Sent again with
