@@ -5,8 +5,12 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -286,6 +290,92 @@ TEST_F(EngineTest, ParallelLargeFileIntegrity) {
   for (size_t i = 0; i < after.calls_per_conn.size(); ++i)
     std::printf(" %llu", static_cast<unsigned long long>(after.calls_per_conn[i] - before.calls_per_conn[i]));
   std::printf("; loop syscalls %llu\n", static_cast<unsigned long long>(after.loop_syscalls - before.loop_syscalls));
+}
+
+// NFS3ERR_JUKEBOX ("busy, ask later"): another client (NFSv4.1, nfs4_deny_holder) holds the
+// file open with DENY_WRITE, so ganesha answers our WRITEs (and SETATTR of the size) with
+// JUKEBOX. Hard mount: the call waits, asking again, and succeeds once the other client
+// closes; soft mount: -EIO after timeo x (retrans + 1). Before, -EAGAIN reached the caller
+// (through FUSE: a write error, or SIGBUS on a mapping).
+TEST_F(EngineTest, JukeboxIsWaitedOutThenTheCallSucceeds) {
+  char self[4096] = {0};
+  ASSERT_GT(::readlink("/proc/self/exe", self, sizeof self - 1), 0);
+  std::string holder = std::string(self).substr(0, std::string(self).rfind('/')) + "/nfs4_deny_holder";
+  ASSERT_EQ(::access(holder.c_str(), X_OK), 0) << holder;
+  const std::string name = "jukebox_" + std::to_string(::getpid());
+  Fh f;
+  ASSERT_EQ(engine_->create(cred_, engine_->root(), name, 0644, true, &f, nullptr), 0);
+  ASSERT_EQ(engine_->write(cred_, f, 0, 4, "abcd", kFileSync, nullptr), 4);
+
+  // The other client, with a pipe to its stdin (closing it makes the client CLOSE).
+  NfsUrl u = engine_->url();
+  auto start_holder = [&](int* to_holder, FILE** from_holder) {
+    int in[2], out[2];
+    ASSERT_EQ(::pipe(in), 0);
+    ASSERT_EQ(::pipe(out), 0);
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      ::close(in[1]);
+      ::close(out[0]);
+      ::execl(holder.c_str(), holder.c_str(), u.host.c_str(), std::to_string(u.nfsport).c_str(), name.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    *to_holder = in[1];
+    *from_holder = ::fdopen(out[0], "r");
+    char line[64] = {0};
+    ASSERT_NE(std::fgets(line, sizeof line, *from_holder), nullptr);
+    ASSERT_STREQ(line, "held\n");
+  };
+
+  int to_holder = -1;
+  FILE* from_holder = nullptr;
+  start_holder(&to_holder, &from_holder);
+  const uint64_t before = engine_->stats().jukebox;
+  std::atomic<bool> done{false};
+  ssize_t wrote = 0;
+  std::thread writer([&] {
+    wrote = engine_->write(cred_, f, 4, 4, "efgh", kFileSync, nullptr);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_FALSE(done) << "the WRITE did not wait for the other client's DENY_WRITE open";
+  EXPECT_GE(engine_->stats().jukebox, before + 2);  // asked again, and again
+  ::close(to_holder);
+  char line[64] = {0};
+  ASSERT_NE(std::fgets(line, sizeof line, from_holder), nullptr);
+  EXPECT_STREQ(line, "closed\n");
+  std::fclose(from_holder);
+  ::wait(nullptr);
+  writer.join();
+  EXPECT_EQ(wrote, 4);
+  char back[9] = {0};
+  EXPECT_EQ(engine_->read(cred_, f, 0, 8, back), 8);
+  EXPECT_STREQ(back, "abcdefgh");
+
+  // Soft, timeo 0.5 s x (retrans 1 + 1): EIO after about a second, not an endless wait.
+  u.hard = false;
+  u.timeo_ds = 5;
+  u.retrans = 1;
+  std::unique_ptr<Engine> soft;
+  std::string why;
+  ASSERT_EQ(Engine::open(u, &soft, &why), 0) << why;
+  start_holder(&to_holder, &from_holder);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(soft->write(soft->default_cred(), f, 8, 1, "i", kFileSync, nullptr), -EIO);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(secs, 0.9);
+  EXPECT_LT(secs, 5.0);
+  EXPECT_GE(soft->stats().jukebox, 1u);
+  ::close(to_holder);
+  std::fclose(from_holder);
+  ::wait(nullptr);
+  EXPECT_EQ(engine_->remove(cred_, engine_->root(), name), 0);
 }
 
 // Many small concurrent requests from many threads: the slot limit holds them back

@@ -314,6 +314,7 @@ EngineStats Engine::stats() const {
   s.calls = calls_.load();
   s.retries = retries_.load();
   s.timeouts = timeouts_.load();
+  s.jukebox = jukebox_.load();
   for (auto& c : conns_) {
     s.calls_per_conn.push_back(c->calls.load());
     s.reconnects += c->reconnects.load();
@@ -409,8 +410,36 @@ void Engine::resend(Call* call, Connection* from, const char* why) {
 }
 
 int Engine::run(const Cred& c, const char* what, size_t bytes, bool idempotent,
-                std::function<int(rpc_context*, RpcCb, void*)> issue, std::function<int(void*)> on_reply,
-                int done_errno) {
+                const std::function<int(rpc_context*, RpcCb, void*)>& issue,
+                const std::function<int(void*)>& on_reply, int done_errno) {
+  Jukebox jb;
+  for (;;) {
+    int rv = run_once(c, what, bytes, idempotent, issue, on_reply, done_errno);
+    if (rv != -EAGAIN) return rv;
+    if (!jukebox_wait(what, &jb)) return -EIO;
+  }
+}
+
+bool Engine::jukebox_wait(const char* what, Jukebox* jb) {
+  // Nothing was done; ask again later (the kernel waits 5 s each time; we start at 50 ms
+  // and double up to 2 s: a broker stalls less).
+  if (jukebox_.fetch_add(1) == 0)
+    SHIM_LOG_INFO("server {} answered {} with NFS3ERR_JUKEBOX (busy with the file): waiting and asking "
+                  "again (logged once; the count is in the engine's stats)", url_.host, what);
+  const auto soft_limit = std::chrono::milliseconds(int64_t{url_.timeo_ds} * 100 * (url_.retrans + 1));
+  if (!url_.hard && Clock::now() - jb->since >= soft_limit) {
+    SHIM_LOG_ERROR("server {}: {} still NFS3ERR_JUKEBOX after {} ms (soft mount, EIO)", url_.host, what,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - jb->since).count());
+    return false;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(jb->pause_ms));
+  jb->pause_ms = std::min(jb->pause_ms * 2, 2000);
+  return true;
+}
+
+int Engine::run_once(const Cred& c, const char* what, size_t bytes, bool idempotent,
+                     const std::function<int(rpc_context*, RpcCb, void*)>& issue,
+                     const std::function<int(void*)>& on_reply, int done_errno) {
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
@@ -420,7 +449,7 @@ int Engine::run(const Cred& c, const char* what, size_t bytes, bool idempotent,
   call.what = what;
   call.bytes = bytes;
   call.idempotent = idempotent;
-  call.issue = std::move(issue);
+  call.issue = issue;
   call.done = [&](int err, void* res) {
     int rv = err ? err : on_reply(res);
     if (rv != 0 && rv == done_errno && call.attempts > 1) {

@@ -200,8 +200,11 @@ int Engine::access(const Cred& c, const Fh& fh, uint32_t want, uint32_t* granted
 ssize_t Engine::read(const Cred& c, const Fh& fh, uint64_t off, size_t len, char* buf) {
   size_t total = 0;
   bool eof = false;
+  Jukebox jb;
   while (total < len && !eof) {
     ssize_t n = read_pieces(c, fh, off + total, len - total, buf + total, &eof);
+    if (n == -EAGAIN && jukebox_wait("READ", &jb)) continue;  // the first piece: NFS3ERR_JUKEBOX
+    if (n == -EAGAIN) n = -EIO;
     if (n < 0) return total ? static_cast<ssize_t>(total) : n;
     if (n == 0) break;  // end of file
     total += static_cast<size_t>(n);
@@ -269,6 +272,7 @@ ssize_t Engine::read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t le
 ssize_t Engine::write(const Cred& c, const Fh& fh, uint64_t off, size_t len, const char* buf, int stable,
                       std::vector<PieceVerf>* verfs) {
   size_t done_bytes = 0;
+  Jukebox jb;
   while (done_bytes < len) {
     const size_t piece = wsize_;
     const size_t left = len - done_bytes;
@@ -315,15 +319,24 @@ ssize_t Engine::write(const Cred& c, const Fh& fh, uint64_t off, size_t len, con
     for (auto& call : calls) submit(&call);
     cd.wait();
     size_t round = 0;
+    bool jukebox = false;
     for (size_t i = 0; i < n; ++i) {
+      if (slots[i].got == -EAGAIN) {  // NFS3ERR_JUKEBOX: the rest again after a pause
+        jukebox = true;
+        break;
+      }
       if (slots[i].got < 0) return done_bytes + round ? static_cast<ssize_t>(done_bytes + round) : slots[i].got;
       if (verfs && slots[i].got > 0)
         verfs->push_back({off + done_bytes + i * piece, static_cast<uint32_t>(slots[i].got), slots[i].verf});
       round += static_cast<size_t>(slots[i].got);
       if (static_cast<size_t>(slots[i].got) < std::min(piece, left - i * piece)) break;  // short: rest again
     }
-    if (round == 0) return done_bytes ? static_cast<ssize_t>(done_bytes) : -EIO;
     done_bytes += round;
+    if (jukebox) {
+      if (!jukebox_wait("WRITE", &jb)) return done_bytes ? static_cast<ssize_t>(done_bytes) : -EIO;
+      continue;
+    }
+    if (round == 0) return done_bytes ? static_cast<ssize_t>(done_bytes) : -EIO;
   }
   return static_cast<ssize_t>(done_bytes);
 }

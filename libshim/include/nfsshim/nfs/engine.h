@@ -84,6 +84,7 @@ struct EngineStats {
   uint64_t retries = 0;       // RPCs re-sent after a lost connection or a timeout
   uint64_t reconnects = 0;    // connections re-established
   uint64_t timeouts = 0;      // requests that passed timeo
+  uint64_t jukebox = 0;       // NFS3ERR_JUKEBOX answers waited out and asked again
   uint64_t loop_syscalls = 0; // syscalls made by the event loops themselves
   uint64_t loop_iterations = 0;
   std::vector<uint64_t> calls_per_conn;
@@ -162,9 +163,23 @@ class Engine {
   // DONE_ERRNO (REMOVE, RMDIR: -ENOENT): the error that, for a call re-sent after a lost
   // connection, means its first send was done (the reply was lost; a restarted server has
   // no reply cache to answer the re-send): 0 instead.
+  // NFS3ERR_JUKEBOX (the server is busy with the file: a conflicting NFSv4 share or lock,
+  // its grace period, too many open files) is waited out and asked again, as the kernel
+  // client does; a soft mount gives -EIO once timeo x (retrans + 1) has passed.
   int run(const Cred& c, const char* what, size_t bytes, bool idempotent,
-          std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)> issue,
-          std::function<int(void*)> on_reply, int done_errno = 0);
+          const std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)>& issue,
+          const std::function<int(void*)>& on_reply, int done_errno = 0);
+  // NFS3ERR_JUKEBOX: pauses (backoff) before the call is asked again; false when a soft
+  // mount's time is up (the caller returns -EIO).
+  struct Jukebox {
+    std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+    int pause_ms = 50;
+  };
+  bool jukebox_wait(const char* what, Jukebox* jb);
+  // One round of run(): -EAGAIN is NFS3ERR_JUKEBOX.
+  int run_once(const Cred& c, const char* what, size_t bytes, bool idempotent,
+               const std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)>& issue,
+               const std::function<int(void*)>& on_reply, int done_errno);
   // Loop side: a call finished (ERR 0 and RES the decoded reply, or -errno final).
   void finish(Call* call, int err, void* res);
   // Loop side: CALL's connection failed; send it again elsewhere (or fail it, soft mounts).
@@ -188,7 +203,7 @@ class Engine {
   size_t max_bytes_ = 0;
   int slots_ = 0;
   std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0};
+  std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0};
 };
 
 // UNSTABLE writes of one file with COMMIT on demand (fsync/close) or when the retained data
