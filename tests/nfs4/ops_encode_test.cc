@@ -207,8 +207,44 @@ TEST(Nfs4Encode, OpenClaimFhHasNoName) {
   EXPECT_EQ(encode_open(create, a), -EINVAL);
   Compound other(1, {});
   a.create = false;
-  a.claim = 1;  // CLAIM_PREVIOUS: not sent by this client
+  a.claim = 2;  // CLAIM_DELEGATE_CUR: not sent by this client
   EXPECT_EQ(encode_open(other, a), -EINVAL);
+}
+
+// RFC 8881 18.16.1: union open_claim4 switch (open_claim_type4 claim) {
+//   case CLAIM_PREVIOUS: open_delegation_type4 delegate_type; ... }
+TEST(Nfs4Encode, OpenClaimPreviousCarriesTheDelegationType) {
+  Compound c(1, {});
+  OpenArgs a;
+  a.share_access = OPEN4_SHARE_ACCESS_WRITE;
+  a.owner.clientid = 0x0102030405060708ull;
+  a.owner.owner = {'a', 'b'};
+  a.claim = CLAIM_PREVIOUS;
+  EXPECT_EQ(CLAIM_PREVIOUS, 1u);
+  a.delegate_type = OPEN_DELEGATE_NONE;
+  EXPECT_EQ(encode_open(c, a), 0);
+  // OPEN (18), seqid 0, access WRITE, deny NONE, owner{0x0102030405060708, "ab"},
+  // OPEN4_NOCREATE, CLAIM_PREVIOUS (1), delegate_type OPEN_DELEGATE_NONE (0)
+  EXPECT_EQ(finish(c), to_hex(hex(head(1) + "00000012 00000000 00000002 00000000 "
+                                  "01020304 05060708 00000002 61620000 "
+                                  "00000000 00000001 00000000")));
+  Compound read_deleg(1, {});
+  a.delegate_type = OPEN_DELEGATE_READ;
+  EXPECT_EQ(encode_open(read_deleg, a), 0);
+  EXPECT_EQ(finish(read_deleg), to_hex(hex(head(1) + "00000012 00000000 00000002 00000000 "
+                                           "01020304 05060708 00000002 61620000 "
+                                           "00000000 00000001 00000001")));
+  Compound bad_deleg(1, {});
+  a.delegate_type = 3;  // OPEN_DELEGATE_NONE_EXT is a reply, never a claim
+  EXPECT_EQ(encode_open(bad_deleg, a), -EINVAL);
+  Compound named(1, {});
+  a.delegate_type = OPEN_DELEGATE_NONE;
+  a.name = "g";  // the current fh is the file: no name
+  EXPECT_EQ(encode_open(named, a), -EINVAL);
+  Compound create(1, {});
+  a.name.clear();
+  a.create = true;  // and nothing to create
+  EXPECT_EQ(encode_open(create, a), -EINVAL);
 }
 
 TEST(Nfs4Encode, CloseReadWriteCommit) {

@@ -203,8 +203,10 @@ TEST_P(Nfs41Lock, ShutdownReleasesLocksLeft) {
   EXPECT_EQ(e_->lock(c_, fb_, kB, LT::kWrite, 10, 1, 0), 0);
 }
 
-// ganesha restarted: new client id, files re-opened, locks NOT reclaimed. The next lock op
-// on the file says so (EIO) instead of using the dead lock stateid; then it starts afresh.
+// ganesha restarted, graceless: new client id; the reclaims (OPEN CLAIM_PREVIOUS) are
+// refused with NFS4ERR_NO_GRACE, so the files are re-opened with CLAIM_FH and the locks
+// are lost. The next lock op on the file says so (EIO) instead of using the dead lock
+// stateid; then it starts afresh. (With a grace period they are reclaimed: reclaim_test.cc.)
 TEST_P(Nfs41Lock, LocksLostWithTheClientIdGiveEio) {
   const std::string restart = env("NFS41_RESTART");
   ASSERT_FALSE(restart.empty());
@@ -212,7 +214,11 @@ TEST_P(Nfs41Lock, LocksLostWithTheClientIdGiveEio) {
   ASSERT_EQ(std::system(restart.c_str()), 0);
   nfsshim::nfs::Attr a;
   ASSERT_EQ(e_->getattr(c_, fa_->fh, &a), 0);  // recovery: new client id, re-opens
-  EXPECT_GE(e_->stats().clientid_recoveries, 1u);
+  Stats s = e_->stats();
+  EXPECT_GE(s.clientid_recoveries, 1u);
+  EXPECT_EQ(s.reclaimed_opens, 0u);  // NO_GRACE: the fallback, not a reclaim
+  EXPECT_EQ(s.reclaimed_locks, 0u);
+  EXPECT_GE(s.reopens, 2u);          // fa_ and fb_ with CLAIM_FH
   EXPECT_EQ(e_->unlock(c_, fa_, kA, 0, 100), -EIO);
   EXPECT_EQ(e_->lock(c_, fa_, kA, LT::kWrite, 0, 100, 0), 0);
   EXPECT_EQ(e_->lock(c_, fb_, kB, LT::kWrite, 0, 100, 0), -EAGAIN);

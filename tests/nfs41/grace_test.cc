@@ -1,8 +1,9 @@
-// NFS4ERR_GRACE against a real nfs-ganesha that restarts WITH a grace period (CTest sets
-// GANESHA_GRACE for ganesha_test.sh -> tests/nfs4/ganesha_up.sh). Files are open and
-// being written when ganesha is killed (-9) and started again: the engine gets a new
-// client id, its CLAIM_NULL re-opens are answered NFS4ERR_GRACE until the period ends,
-// then the writes go on; no byte is lost. ganesha lifts the grace period early once every
+// A restart WITH a grace period against a real nfs-ganesha (CTest sets GANESHA_GRACE for
+// ganesha_test.sh -> tests/nfs4/ganesha_up.sh). Files are open and being written when
+// ganesha is killed (-9) and started again: the engine gets a new client id and reclaims
+// its opens (CLAIM_PREVIOUS) in the grace period, so the writes go on at once, before the
+// period ends; no byte is lost. A new OPEN in the period is answered NFS4ERR_GRACE until
+// it ends (polled). ganesha lifts the grace period early once every
 // client it remembers has sent RECLAIM_COMPLETE, so a second client (a forked process
 // with a file open) crashes together with the server: its record keeps the grace period
 // for its whole length, as a crashed client does in real life. For io_uring and epoll.
@@ -157,16 +158,29 @@ TEST_P(Nfs41Grace, RestartWithGracePeriodMidWriteLosesNothing) {
   Stats s = e->stats();
   const uint64_t graces = e->grace_waits() - grace_before;
   std::printf("grace %d s: writes done %.1f s after the restart; GRACE answers %llu, "
-              "clientid recoveries %llu, reopens %llu, resent %llu bytes\n",
+              "clientid recoveries %llu, reclaimed opens %llu, CLAIM_FH reopens %llu, "
+              "resent %llu bytes\n",
               grace_s, after_restart, (unsigned long long)graces,
-              (unsigned long long)s.clientid_recoveries, (unsigned long long)s.reopens,
-              (unsigned long long)s.resent_bytes);
+              (unsigned long long)s.clientid_recoveries, (unsigned long long)s.reclaimed_opens,
+              (unsigned long long)s.reopens, (unsigned long long)s.resent_bytes);
   EXPECT_GE(s.clientid_recoveries, 1u);
-  EXPECT_GE(s.reopens, uint64_t{kThreads});
-  EXPECT_GE(graces, 2u) << "the re-opens were never answered NFS4ERR_GRACE";
-  // GRACE polls every ~0.5 s: their number shows the wait lasted most of the period.
-  EXPECT_GE(graces, static_cast<uint64_t>(grace_s));
-  EXPECT_GE(after_restart, grace_s - 1.0);
+  EXPECT_EQ(s.reclaimed_opens, uint64_t{kThreads} * s.clientid_recoveries);
+  EXPECT_EQ(s.reopens, 0u) << "an open was not reclaimed";
+  EXPECT_EQ(graces, 0u) << "reclaimed opens wait for no grace period";
+  EXPECT_LT(after_restart, grace_s - 1.0) << "the writes waited for the grace period";
+
+  // New state in the grace period: a new OPEN is answered GRACE until the period ends.
+  const std::string late = names[0] + "-late";
+  Open lf;
+  ASSERT_EQ(e->open(c, e->root(), late, true, false, 0644, &lf, nullptr), 0);
+  const double opened = std::chrono::duration<double>(Clock::now() - t_restart).count();
+  const uint64_t late_graces = e->grace_waits() - grace_before;
+  std::printf("a new OPEN after the restart: done %.1f s after it, %llu GRACE answers\n",
+              opened, (unsigned long long)late_graces);
+  EXPECT_GE(late_graces, 2u) << "the new OPEN was never answered NFS4ERR_GRACE";
+  EXPECT_GE(opened, grace_s - 1.0);
+  EXPECT_EQ(e->close(c, lf), 0);
+  EXPECT_EQ(e->remove(c, e->root(), late), 0);
 
   // Every byte: through the engine and on the server's disk.
   std::vector<char> want(kChunk), got(kChunk);

@@ -53,8 +53,11 @@ bool preserves_unlinked(const OpenRes& r) {
 }
 
 int encode_open(Compound& c, const OpenArgs& a) {
-  if (a.claim != CLAIM_NULL && a.claim != CLAIM_FH) return c.fail(-EINVAL);
-  if (a.claim == CLAIM_FH && (a.create || !a.name.empty())) return c.fail(-EINVAL);
+  if (a.claim != CLAIM_NULL && a.claim != CLAIM_FH && a.claim != CLAIM_PREVIOUS)
+    return c.fail(-EINVAL);
+  // CLAIM_FH and CLAIM_PREVIOUS open the current fh: no name, nothing created.
+  if (a.claim != CLAIM_NULL && (a.create || !a.name.empty())) return c.fail(-EINVAL);
+  if (a.claim == CLAIM_PREVIOUS && a.delegate_type > OPEN_DELEGATE_WRITE) return c.fail(-EINVAL);
   if (a.claim == CLAIM_NULL) {
     if (int rc = check_component(a.name); rc < 0) return c.fail(rc);
   }
@@ -83,6 +86,7 @@ int encode_open(Compound& c, const OpenArgs& a) {
   }
   e.u32(a.claim);
   if (a.claim == CLAIM_NULL) e.string(a.name);
+  if (a.claim == CLAIM_PREVIOUS) e.u32(a.delegate_type);  // open_claim4: delegate_type
   return 0;
 }
 

@@ -1,4 +1,5 @@
-// OPEN/CLOSE and the data path of the NFSv4.1 engine: reads and writes split into
+// OPEN/CLOSE, the re-opens of a recovery (CLAIM_PREVIOUS reclaim, else CLAIM_FH) and the
+// data path of the NFSv4.1 engine: reads and writes split into
 // rsize/wsize pieces run in parallel across slots; UNSTABLE writes checked against the
 // COMMIT verifier.
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "internal.h"
 #include "nfsshim/log.h"
 #include "nfsshim/nfs4/constants.h"
+#include "nfsshim/nfs4/nfsstat4.h"
 #include "nfsshim/nfs4/ops_attr.h"
 #include "nfsshim/nfs4/ops_fh.h"
 #include "nfsshim/nfs4/ops_io.h"
@@ -210,12 +212,68 @@ int Engine::close(const Cred& c, const Open& f) {
   return rv;
 }
 
-int Engine::reopen_all() {
+// OPEN CLAIM_PREVIOUS (RFC 8881 18.16.3) of F's file with its old access and open-owner:
+// the server gives back the share state held before its restart. *STATUS: the OPEN's.
+int Engine::reclaim_open(OpenFile* f, uint32_t* status) {
+  OpenArgs a;
+  a.share_access = f->access;  // no WANT_* flags: they have no meaning for a reclaim
+  a.share_deny = OPEN4_SHARE_DENY_NONE;
+  a.owner.owner = f->owner_;
+  a.claim = CLAIM_PREVIOUS;
+  a.delegate_type = OPEN_DELEGATE_NONE;  // this engine never holds delegations
+  OpenRes res;
+  int rv = run(default_cred(),
+      [&](Compound& k) {
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          a.owner.clientid = clientid_;
+        }
+        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        return encode_open(k, a);
+      },
+      [&](ReplyReader& r) {
+        uint32_t st;
+        NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
+        NFS41_STEP(r, decode_open(r, &res));
+        return 0;
+      },
+      true);
+  *status = res.status;
+  if (rv != 0) return rv;
+  std::lock_guard<std::mutex> g(f->mu_);
+  f->stateid_ = res.stateid;
+  return 0;
+}
+
+void Engine::reclaim_opens(std::vector<Open>* reclaimed, std::vector<Open>* lost) {
   std::vector<Open> files;
   {
     std::lock_guard<std::mutex> g(opens_mu_);
     files.assign(open_files_.begin(), open_files_.end());
   }
+  bool no_grace = false;
+  for (auto& f : files) {
+    const std::string name = f->name.empty() ? "(by handle)" : f->name;
+    if (no_grace) {  // the server takes no reclaims at all: do not ask for each file
+      lost->push_back(f);
+      continue;
+    }
+    uint32_t st = 0;
+    int rv = reclaim_open(f.get(), &st);
+    if (rv == 0) {
+      reclaimed_opens_.fetch_add(1);
+      reclaimed->push_back(f);
+      continue;
+    }
+    no_grace = st == NFS4ERR_NO_GRACE;
+    SHIM_LOG_WARN("nfs41: reclaim of the open of '{}' refused ({}): re-opened without "
+                  "reclaim after RECLAIM_COMPLETE; its byte-range locks are lost",
+                  name, st ? nfs4_status_name(st) : std::strerror(-rv));
+    lost->push_back(f);
+  }
+}
+
+int Engine::reopen(const std::vector<Open>& files) {
   int first = 0;
   for (auto& f : files) {
     // CLAIM_FH: the file may have been renamed (or buried) since it was opened by name.

@@ -1,8 +1,10 @@
 // Byte-range locks of the NFSv4.1 engine (RFC 8881 18.10-18.12): LOCK, LOCKU, LOCKT and
-// the release of lock state before CLOSE. One lock-owner per caller owner id; the lock
-// stateid of (file, owner) is kept in locks_ with the client id generation it was taken
-// under. Locks are not reclaimed after a lost client id (see engine.h): the stale entries
-// turn the next lock op on that file into -EIO instead of a call with a dead stateid.
+// the release of lock state before CLOSE, and LOCK reclaim after a server restart (RFC
+// 8881 8.4.2). One lock-owner per caller owner id; the lock stateid of (file, owner) is
+// kept in locks_ with the client id generation it was taken under and the ranges held.
+// After a new client id, recovery reclaims those ranges (reclaim_locks) and moves the
+// entry to the new generation; entries it could not reclaim keep the old one and turn
+// the next lock op on that file into -EIO instead of a call with a dead stateid.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -19,12 +21,6 @@
 namespace nfsshim::nfs41 {
 
 using namespace nfs4;
-
-struct Engine::LockEntry {
-  Stateid4 stateid;            // the lock stateid (seqid 0 would also do in v4.1)
-  std::weak_ptr<OpenFile> parent;  // the Open whose stateid made it (open_to_lock_owner4)
-  uint64_t client_gen = 0;     // client id it belongs to
-};
 
 namespace {
 
@@ -44,6 +40,28 @@ uint32_t nfs_locktype(Engine::LockType t, bool wait) {
 
 // The range must fit: offset + length <= 2^64 unless length is "to the end".
 bool valid_range(uint64_t off, uint64_t len) { return len == 0 || len <= UINT64_MAX - off; }
+
+uint64_t range_end(uint64_t off, uint64_t len) { return len == 0 ? UINT64_MAX : off + len; }
+
+struct HeldRange {
+  uint64_t off, end;  // [off, end); end UINT64_MAX: to the end of the file
+  Engine::LockType type;
+};
+
+// [OFF, END) taken out of HELD: ranges inside it go, ranges across its edges are cut
+// (POSIX: a new lock of an owner replaces its own locks there, an unlock frees them).
+void cut(std::vector<HeldRange>* held, uint64_t off, uint64_t end) {
+  std::vector<HeldRange> out;
+  for (const auto& r : *held) {
+    if (r.end <= off || r.off >= end) {
+      out.push_back(r);
+      continue;
+    }
+    if (r.off < off) out.push_back({r.off, off, r.type});
+    if (r.end > end) out.push_back({end, r.end, r.type});
+  }
+  held->swap(out);
+}
 
 void fill_conflict(const LockDenied& d, uint64_t clientid, Engine::LockConflict* out) {
   if (!out) return;
@@ -69,15 +87,28 @@ void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
 
 }  // namespace
 
+// Fields under lock_table_mu_.
+struct Engine::LockEntry {
+  Stateid4 stateid;            // the lock stateid (seqid 0 would also do in v4.1)
+  // False after a recovery found nothing held: the next LOCK goes with open_to_lock_owner4.
+  bool have_stateid = false;
+  std::weak_ptr<OpenFile> parent;  // the Open whose stateid made it (open_to_lock_owner4)
+  uint64_t client_gen = 0;     // client id it belongs to
+  std::vector<HeldRange> held;  // granted and not unlocked since: what is reclaimed
+};
+
 // Stale lock state of F's file (taken under an earlier client id): dropped, and -EIO so
 // the caller learns its locks are gone. 0 when there is none.
 int Engine::lock_state_lost(const Open& f) {
   uint64_t gen;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    // A recovery under way may still reclaim them: its result, not its middle, counts.
+    std::unique_lock<std::mutex> g(mu_);
+    while (recovering_) slot_cv_.wait_for(g, std::chrono::milliseconds(500));
     gen = client_gen_;
   }
   int rv = 0;
+  std::lock_guard<std::mutex> t(lock_table_mu_);
   for (auto it = locks_.begin(); it != locks_.end();) {
     if (it->first.first == f->fh.data && it->second->client_gen != gen) {
       SHIM_LOG_WARN("nfs41: locks of owner {} on '{}' were lost with the old client id",
@@ -117,6 +148,7 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
         Open p = e->parent.lock();
         std::lock_guard<std::mutex> g(opens_mu_);
         if (!p || std::find(open_files_.begin(), open_files_.end(), p) == open_files_.end()) {
+          std::lock_guard<std::mutex> t(lock_table_mu_);
           locks_.erase(it);
           e = nullptr;
         }
@@ -133,12 +165,18 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
               gen = client_gen_;
               a.lock_owner.clientid = clientid_;
             }
-            // A retry after a new client id must not use a stateid of the old one.
-            if (e && e->client_gen != gen) return -EIO;
-            a.new_lock_owner = !e;
-            if (e) {
+            bool have = false;
+            uint64_t egen = gen;
+            if (e) {  // reclaimed by a recovery since the last try: its new stateid
+              std::lock_guard<std::mutex> t(lock_table_mu_);
+              have = e->have_stateid;
+              egen = e->client_gen;
               a.lock_stateid = e->stateid;
-            } else {
+            }
+            // A retry after a new client id must not use a stateid of the old one.
+            if (egen != gen) return -EIO;
+            a.new_lock_owner = !have;
+            if (!have) {
               a.open_stateid = f->stateid();
               a.lock_owner.owner = owner_bytes(owner);
             }
@@ -152,13 +190,17 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
             return 0;
           });
       if (rv == 0) {
+        std::lock_guard<std::mutex> t(lock_table_mu_);
         if (!e) {
           e = std::make_shared<LockEntry>();
           e->parent = f;
           locks_[key] = e;
         }
         e->stateid = res.stateid;
+        e->have_stateid = true;
         e->client_gen = gen;
+        cut(&e->held, off, range_end(off, len));
+        e->held.push_back({off, range_end(off, len), type});
         return 0;
       }
       // A new client id came in the middle: the build gave -EIO; forget the dead state.
@@ -196,15 +238,26 @@ int Engine::unlock(const Cred& c, const Open& f, uint64_t owner, uint64_t off, u
   auto it = locks_.find(std::make_pair(f->fh.data, owner));
   if (it == locks_.end()) return 0;  // nothing held by this owner on the file
   std::shared_ptr<LockEntry> e = it->second;
+  {
+    std::lock_guard<std::mutex> t(lock_table_mu_);
+    if (!e->have_stateid) return 0;  // nothing held since the recovery
+  }
   LockuRes res;
   int rv = run(c,
       [&](Compound& k) {
+        uint64_t egen;
+        Stateid4 sid;
+        {
+          std::lock_guard<std::mutex> t(lock_table_mu_);
+          egen = e->client_gen;
+          sid = e->stateid;
+        }
         {
           std::lock_guard<std::mutex> g(mu_);
-          if (e->client_gen != client_gen_) return -EIO;
+          if (egen != client_gen_) return -EIO;
         }
         if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
-        return encode_locku(k, WRITE_LT, e->stateid, off, nfs_len(len));
+        return encode_locku(k, WRITE_LT, sid, off, nfs_len(len));
       },
       [&](ReplyReader& r) {
         uint32_t st;
@@ -212,7 +265,11 @@ int Engine::unlock(const Cred& c, const Open& f, uint64_t owner, uint64_t off, u
         NFS41_STEP(r, decode_locku(r, &res));
         return 0;
       });
-  if (rv == 0) e->stateid = res.stateid;
+  std::lock_guard<std::mutex> t(lock_table_mu_);
+  if (rv == 0) {
+    e->stateid = res.stateid;
+    cut(&e->held, off, range_end(off, len));
+  }
   if (rv == -EIO) locks_.erase(it);  // the lock state is unusable: forget it
   return rv;
 }
@@ -248,47 +305,58 @@ int Engine::test_lock(const Cred& c, const Open& f, uint64_t owner, LockType typ
   return rv;
 }
 
+int Engine::free_lock_state(const Cred& c, const Open& f, const Stateid4& sid) {
+  LockuRes lu;
+  int rv = run(c,
+      [&](Compound& k) {
+        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        return encode_locku(k, WRITE_LT, sid, 0, UINT64_MAX);
+      },
+      [&](ReplyReader& r) {
+        uint32_t st;
+        NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
+        NFS41_STEP(r, decode_locku(r, &lu));
+        return 0;
+      });
+  if (rv != 0) return rv;
+  // No locks left on the stateid: FREE_STATEID ends it (v4.1 has no RELEASE_LOCKOWNER).
+  uint32_t st = 0;
+  return run(c, [&](Compound& k) { return encode_free_stateid(k, lu.stateid); },
+             [&](ReplyReader& r) {
+               NFS41_STEP(r, decode_status_only(r, OP_FREE_STATEID, &st));
+               return 0;
+             });
+}
+
 int Engine::release_locks(const Cred& c, const Open& f) {
   if (!f) return -EBADF;
   std::lock_guard<std::mutex> lg(locks_mu_);
   uint64_t gen;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    std::unique_lock<std::mutex> g(mu_);
+    while (recovering_) slot_cv_.wait_for(g, std::chrono::milliseconds(500));
     gen = client_gen_;
   }
+  std::vector<std::pair<uint64_t, Stateid4>> live;  // (owner, lock stateid) to free
+  {
+    std::lock_guard<std::mutex> t(lock_table_mu_);
+    for (auto it = locks_.begin(); it != locks_.end();) {
+      const std::shared_ptr<LockEntry>& e = it->second;
+      Open p = e->parent.lock();
+      if (it->first.first != f->fh.data || (p && p != f)) {
+        ++it;
+        continue;
+      }
+      // Died with the old client id, with an Open closed before, or nothing was held
+      // since a recovery: nothing left to free.
+      if (e->client_gen == gen && p && e->have_stateid)
+        live.emplace_back(it->first.second, e->stateid);
+      it = locks_.erase(it);
+    }
+  }
   int first = 0;
-  for (auto it = locks_.begin(); it != locks_.end();) {
-    std::shared_ptr<LockEntry> e = it->second;
-    const uint64_t owner = it->first.second;
-    Open p = e->parent.lock();
-    if (it->first.first != f->fh.data || (p && p != f)) {
-      ++it;
-      continue;
-    }
-    it = locks_.erase(it);
-    // Died with the old client id, or with an Open closed before: nothing left to free.
-    if (e->client_gen != gen || !p) continue;
-    LockuRes lu;
-    int rv = run(c,
-        [&](Compound& k) {
-          if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
-          return encode_locku(k, WRITE_LT, e->stateid, 0, UINT64_MAX);
-        },
-        [&](ReplyReader& r) {
-          uint32_t st;
-          NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
-          NFS41_STEP(r, decode_locku(r, &lu));
-          return 0;
-        });
-    if (rv == 0) {
-      // No locks left on the stateid: FREE_STATEID ends it (v4.1 has no RELEASE_LOCKOWNER).
-      uint32_t st = 0;
-      rv = run(c, [&](Compound& k) { return encode_free_stateid(k, lu.stateid); },
-               [&](ReplyReader& r) {
-                 NFS41_STEP(r, decode_status_only(r, OP_FREE_STATEID, &st));
-                 return 0;
-               });
-    }
+  for (const auto& [owner, sid] : live) {
+    int rv = free_lock_state(c, f, sid);
     if (rv != 0) {
       SHIM_LOG_WARN("nfs41: releasing the locks of owner {} on '{}': {}", owner, f->name,
                     std::strerror(-rv));
@@ -296,6 +364,89 @@ int Engine::release_locks(const Cred& c, const Open& f) {
     }
   }
   return first;
+}
+
+void Engine::reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen) {
+  struct Item {
+    uint64_t owner;
+    std::shared_ptr<LockEntry> e;
+    Open parent;
+    std::vector<HeldRange> held;
+  };
+  uint64_t gen, clientid;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    gen = client_gen_;
+    clientid = clientid_;
+  }
+  std::vector<Item> items;
+  {
+    std::lock_guard<std::mutex> t(lock_table_mu_);
+    for (const auto& kv : locks_) {
+      // Lost in an earlier recovery (the caller not told yet): someone may hold it now.
+      if (kv.second->client_gen != from_gen) continue;
+      items.push_back({kv.first.second, kv.second, kv.second->parent.lock(), kv.second->held});
+    }
+  }
+  for (const Item& it : items) {
+    const bool open_back = it.parent && std::find(reclaimed.begin(), reclaimed.end(),
+                                                  it.parent) != reclaimed.end();
+    if (!open_back) {  // its Open was closed, or re-opened without reclaim: lost
+      if (!it.held.empty() && it.parent)
+        SHIM_LOG_WARN("nfs41: locks of owner {} on '{}' not reclaimed: the open was not",
+                      it.owner, it.parent->name.empty() ? "(by handle)" : it.parent->name);
+      continue;
+    }
+    const std::string name = it.parent->name.empty() ? "(by handle)" : it.parent->name;
+    Stateid4 sid;
+    bool have = false;
+    int rv = 0;
+    uint32_t st = 0;
+    for (const HeldRange& h : it.held) {
+      LockRes res;
+      rv = run(default_cred(),
+          [&](Compound& k) {
+            LockArgs a;
+            a.locktype = nfs_locktype(h.type, false);
+            a.reclaim = true;
+            a.offset = h.off;
+            a.length = h.end == UINT64_MAX ? UINT64_MAX : h.end - h.off;
+            a.lock_owner.clientid = clientid;
+            a.new_lock_owner = !have;
+            if (have) {
+              a.lock_stateid = sid;
+            } else {  // open_to_lock_owner4 from the reclaimed open stateid
+              a.open_stateid = it.parent->stateid();
+              a.lock_owner.owner = owner_bytes(it.owner);
+            }
+            if (int rc = encode_putfh(k, fh4(it.parent->fh)); rc < 0) return rc;
+            return encode_lock(k, a);
+          },
+          [&](ReplyReader& r) {
+            uint32_t pst;
+            NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &pst));
+            NFS41_STEP(r, decode_lock(r, &res));
+            return 0;
+          });
+      st = res.status;
+      if (rv != 0) break;
+      sid = res.stateid;
+      have = true;
+      reclaimed_locks_.fetch_add(1);
+    }
+    if (rv == 0) {
+      std::lock_guard<std::mutex> t(lock_table_mu_);
+      it.e->stateid = sid;
+      it.e->have_stateid = have;  // false: nothing was held, the next LOCK starts afresh
+      it.e->client_gen = gen;
+      continue;
+    }
+    SHIM_LOG_WARN("nfs41: reclaim of the locks of owner {} on '{}' refused ({}): they are "
+                  "lost, the next lock op on the file gives EIO", it.owner, name,
+                  st ? nfs4_status_name(st) : std::strerror(-rv));
+    // Half a reclaim is no lock the caller can count on: give back what was reclaimed.
+    if (have) free_lock_state(default_cred(), it.parent, sid);
+  }
 }
 
 }  // namespace nfsshim::nfs41

@@ -1,5 +1,6 @@
 // OPEN (CLAIM_NULL: create UNCHECKED/GUARDED/EXCLUSIVE4_1 or no create; CLAIM_FH: the current
-// fh) and CLOSE.
+// fh; CLAIM_PREVIOUS: reclaim of the current fh's open after a server restart, RFC 8881
+// 18.16.3 / 8.4.2) and CLOSE.
 #pragma once
 
 #include <array>
@@ -11,6 +12,9 @@
 #include "nfsshim/nfs4/types.h"
 
 namespace nfsshim::nfs4 {
+
+// open_claim_type4 (RFC 8881 18.16.1); CLAIM_NULL and CLAIM_FH are in constants.h.
+constexpr uint32_t CLAIM_PREVIOUS = 1;
 
 struct OpenArgs {
   uint32_t seqid = 0;         // ignored by v4.1 servers; sent as 0
@@ -24,8 +28,10 @@ struct OpenArgs {
   // sent again (a retry, even in a new session after a restart) opens the file it made,
   // another verifier gets NFS4ERR_EXIST (RFC 8881 18.16.3).
   std::array<uint8_t, 8> createverf{};
-  uint32_t claim = 0;         // CLAIM_NULL or CLAIM_FH (no create)
+  uint32_t claim = 0;         // CLAIM_NULL, CLAIM_FH or CLAIM_PREVIOUS (the last two: no create)
   std::string name;           // CLAIM_NULL: the file in the current (directory) fh
+  // CLAIM_PREVIOUS: the delegation held before the restart (OPEN_DELEGATE_NONE: none).
+  uint32_t delegate_type = 0;
 };
 
 struct Nfsace4 {

@@ -2,7 +2,8 @@
 // thread each) bound to one session; SEQUENCE on every compound through one slot table
 // shared by all connections; least-loaded connection per call; lease renewal when idle;
 // recovery from DELAY/GRACE, lost connections (same slot and seqid replayed), dead
-// sessions and expired client ids (new session / client id, open files re-opened).
+// sessions and expired client ids (new session / client id; after a server restart open
+// files and byte-range locks reclaimed in its grace period, else files re-opened).
 // Types and blocking calls mirror the NFSv3 engine (nfs/engine.h) so a front end can use
 // either; what differs is that I/O goes through an Open (the v4 stateid).
 //
@@ -79,6 +80,7 @@ using Open = std::shared_ptr<OpenFile>;
 struct Stats {
   uint64_t calls = 0, retries = 0, delays = 0, replays = 0, timeouts = 0;
   uint64_t session_recoveries = 0, clientid_recoveries = 0, reopens = 0, renewals = 0;
+  uint64_t reclaimed_opens = 0, reclaimed_locks = 0;  // CLAIM_PREVIOUS OPENs, LOCK ranges
   uint64_t reconnects = 0, binds_ok = 0, binds_failed = 0;
   uint32_t slots_granted = 0, peak_slots = 0, lease_s = 0;
   uint32_t maxrequest = 0, maxresponse = 0;
@@ -170,9 +172,13 @@ class Engine {
   // id on this engine, so one owner's locks never conflict with each other across Opens
   // of a file (POSIX). The first LOCK of an owner on a file goes with open_to_lock_owner4
   // from the Open's stateid, later ones with the lock stateid. LEN 0 means "to the end of
-  // the file" (fcntl's l_len), here and in LockConflict. After a lost client id the engine
-  // re-opens files but does NOT reclaim locks: the next lock op on such a file gives -EIO
-  // once (the caller's locks are gone), later ones start afresh.
+  // the file" (fcntl's l_len), here and in LockConflict. The engine keeps each owner's held
+  // ranges; after a server restart (new client id) it reclaims them in the grace period
+  // (RFC 8881 8.4.2: OPEN CLAIM_PREVIOUS, then LOCK reclaim, then RECLAIM_COMPLETE), and
+  // they stay held. A lock the server refuses to reclaim (NFS4ERR_NO_GRACE: grace over or
+  // a graceless server; RECLAIM_BAD/CONFLICT) or a client id lost without a restart
+  // leaves the lock lost: the next lock op on that file gives -EIO once (logged with the
+  // file's name), later ones start afresh.
   enum class LockType { kRead, kWrite };
   struct LockConflict {  // the holder's range (LOCK4denied)
     uint64_t off = 0, len = 0;
@@ -202,11 +208,21 @@ class Engine {
  private:
   struct LockEntry;
   int lock_state_lost(const Open& f);  // locks_mu_ held
+  // Recovery (recovery_mu_ held, before RECLAIM_COMPLETE): LOCK reclaim of every range
+  // held under client id generation FROM_GEN (the one the server knew before its restart)
+  // whose Open is in RECLAIMED (re-opened with CLAIM_PREVIOUS); the others stay lost.
+  void reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen);
+  // LOCKU of the whole file on lock stateid SID, then FREE_STATEID.
+  int free_lock_state(const Cred& c, const Open& f, const nfs4::Stateid4& sid);
   // engine41_locks_mu_00: before recovery_mu_, opens_mu_ and mu_; held over one lock
   // compound (which may run a recovery), never over a blocking lock's pause.
   std::mutex locks_mu_;
+  // engine41_lock_table_mu_3: leaf. Changes to locks_ and to an entry hold it (and
+  // locks_mu_, except recovery's, which cannot take locks_mu_: a lock op holding it may be
+  // waiting for the recovery); recovery reads and updates entries under it alone.
+  mutable std::mutex lock_table_mu_;
   std::map<std::pair<std::string, uint64_t>, std::shared_ptr<LockEntry>> locks_;  // (fh, owner)
-  std::atomic<uint64_t> grace_waits_{0}, lock_waits_{0};
+  std::atomic<uint64_t> grace_waits_{0}, lock_waits_{0}, reclaimed_locks_{0};
   // ---- end of byte-range locks ------------------------------------------------------
 
  private:
@@ -237,7 +253,11 @@ class Engine {
   int recover_session(uint64_t seen_gen);
   int recover_clientid(uint64_t seen_gen);
   int new_client_locked();  // recovery_mu_ held
-  int reopen_all();
+  // OPEN CLAIM_PREVIOUS of every open file (recovery, in the grace period): those reclaimed
+  // go to *RECLAIMED, the others (refused, or no grace) to *LOST for reopen().
+  void reclaim_opens(std::vector<Open>* reclaimed, std::vector<Open>* lost);
+  int reclaim_open(OpenFile* f, uint32_t* status);
+  int reopen(const std::vector<Open>& files);  // CLAIM_FH, after RECLAIM_COMPLETE
   void renew_main();
 
   int getattr4(const Cred& c, const Fh& fh, const nfs4::Bitmap4& want, nfs4::Fattr4* out);
@@ -274,6 +294,9 @@ class Engine {
   bool recovering_ = false;   // a new client id is being set up: new calls wait
   uint64_t session_gen_ = 0;  // bumped for every new session
   uint64_t client_gen_ = 0;   // bumped for every new client id
+  // The last client id whose RECLAIM_COMPLETE went through: state of it may be reclaimed
+  // (not that of an older one, lost in an earlier recovery, nor of a half-made one).
+  uint64_t settled_gen_ = 0;
   nfs4::SlotTable slots_{1};
   uint32_t slots_granted_ = 0, peak_slots_ = 0, maxops_ = 8;
   uint32_t maxreq_ = 0, maxresp_ = 0;
@@ -295,7 +318,7 @@ class Engine {
 
   std::atomic<uint64_t> calls_{0}, retries_{0}, delays_{0}, replays_{0}, timeouts_{0},
       session_recoveries_{0}, clientid_recoveries_{0}, reopens_{0}, renewals_{0},
-      resent_bytes_{0};
+      resent_bytes_{0}, reclaimed_opens_{0};
 };
 
 }  // namespace nfsshim::nfs41
