@@ -378,6 +378,74 @@ TEST_F(EngineTest, JukeboxIsWaitedOutThenTheCallSucceeds) {
   EXPECT_EQ(engine_->remove(cred_, engine_->root(), name), 0);
 }
 
+// Non-idempotent calls under connection loss: 4 threads rename files back and forth and
+// create+remove others while every engine connection is dropped (ss -K) every 40 ms. A
+// call whose reply was lost is re-sent on a new connection, where ganesha's reply cache
+// (per connection) does not know it: the RENAME/REMOVE runs again and answers ENOENT,
+// though the first send did it. The engine counts that as done: the application never
+// sees an error, and every file ends where it should. Runs until such a re-send happened
+// (the case under test) or 30 s.
+TEST_F(EngineTest, RenameAndRemoveReSentAfterALostReplyAreDone) {
+  NfsUrl u = engine_->url();
+  u.nconnect = 2;
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(u, &e, &why), 0) << why;
+  const Cred c = e->default_cred();
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> ts;
+  std::vector<int> flips(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([&, t] {
+      const std::string a = "r" + std::to_string(t) + "a", b = "r" + std::to_string(t) + "b";
+      if (e->create(c, dir_, a, 0644, true, nullptr, nullptr) != 0) ++errors;
+      for (int i = 0; !stop; ++i) {
+        int rv = e->rename(c, dir_, i % 2 ? b : a, dir_, i % 2 ? a : b);
+        if (rv != 0) {
+          std::fprintf(stderr, "rename %d: %s\n", i, std::strerror(-rv));
+          ++errors;
+          break;
+        }
+        ++flips[t];
+        const std::string tmp = "x" + std::to_string(t) + "_" + std::to_string(i);
+        rv = e->create(c, dir_, tmp, 0644, false, nullptr, nullptr);
+        if (rv == 0) rv = e->remove(c, dir_, tmp);
+        if (rv != 0) {
+          std::fprintf(stderr, "create/remove %s: %s\n", tmp.c_str(), std::strerror(-rv));
+          ++errors;
+          break;
+        }
+      }
+    });
+  }
+  const std::string kill = "ss -K -tn state established '( dport = :" + std::to_string(u.nfsport) +
+                           " )' > /dev/null 2>&1";
+  auto t0 = std::chrono::steady_clock::now();
+  int drops = 0;
+  while (e->stats().resent_done < 1 && errors == 0 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    ASSERT_EQ(std::system(kill.c_str()), 0);
+    ++drops;
+  }
+  stop = true;
+  for (auto& th : ts) th.join();
+  EngineStats s = e->stats();
+  std::printf("%d drops, %llu retries, %llu reconnects, %llu re-sent calls answered ENOENT and counted done\n",
+              drops, static_cast<unsigned long long>(s.retries), static_cast<unsigned long long>(s.reconnects),
+              static_cast<unsigned long long>(s.resent_done));
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GE(s.resent_done, 1u) << "no re-sent RENAME/REMOVE met its own first send in 30 s";
+  // Every file where its flips say: r<t>a after an even count, r<t>b after an odd one.
+  for (int t = 0; t < 4; ++t) {
+    const std::string a = "r" + std::to_string(t) + "a", b = "r" + std::to_string(t) + "b";
+    const bool at_b = flips[t] % 2 == 1;
+    EXPECT_EQ(e->lookup(c, dir_, at_b ? b : a, nullptr, nullptr), 0) << t;
+    EXPECT_EQ(e->lookup(c, dir_, at_b ? a : b, nullptr, nullptr), -ENOENT) << t;
+  }
+}
+
 // Many small concurrent requests from many threads: the slot limit holds them back
 // (bounded in flight), nothing is lost or mixed up.
 TEST_F(EngineTest, ManySmallConcurrentRequests) {

@@ -315,6 +315,7 @@ EngineStats Engine::stats() const {
   s.retries = retries_.load();
   s.timeouts = timeouts_.load();
   s.jukebox = jukebox_.load();
+  s.resent_done = resent_done_.load();
   for (auto& c : conns_) {
     s.calls_per_conn.push_back(c->calls.load());
     s.reconnects += c->reconnects.load();
@@ -455,6 +456,7 @@ int Engine::run_once(const Cred& c, const char* what, size_t bytes, bool idempot
     if (rv != 0 && rv == done_errno && call.attempts > 1) {
       SHIM_LOG_INFO("{} re-sent after a lost connection answered {}: the first send did it", what,
                     std::strerror(-rv));
+      resent_done_.fetch_add(1);
       rv = 0;
     }
     std::lock_guard<std::mutex> g(m);  // notify under the lock: the waiter owns m, cv

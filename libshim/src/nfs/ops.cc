@@ -491,7 +491,9 @@ int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, c
                a.to = dirop(to_dir, to);
                return rpc_nfs3_rename_async(rpc, cb, &a, priv);
              },
-             [&](void* res) { return nfs3_errno(static_cast<RENAME3res*>(res)->status); });
+             // Re-sent after a lost connection to a restarted server (no reply cache): the
+             // source is gone because the first send moved it (a graveyard bury too).
+             [&](void* res) { return nfs3_errno(static_cast<RENAME3res*>(res)->status); }, -ENOENT);
 }
 
 int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {

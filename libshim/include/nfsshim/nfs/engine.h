@@ -85,6 +85,7 @@ struct EngineStats {
   uint64_t reconnects = 0;    // connections re-established
   uint64_t timeouts = 0;      // requests that passed timeo
   uint64_t jukebox = 0;       // NFS3ERR_JUKEBOX answers waited out and asked again
+  uint64_t resent_done = 0;   // re-sent REMOVE/RMDIR/RENAME answered ENOENT: done by the first send
   uint64_t loop_syscalls = 0; // syscalls made by the event loops themselves
   uint64_t loop_iterations = 0;
   std::vector<uint64_t> calls_per_conn;
@@ -160,7 +161,7 @@ class Engine {
   int mount(std::string* why);
   // Runs one RPC synchronously: ISSUE queues it on a context, ON_REPLY decodes the reply
   // (on the loop thread) and returns 0 or -errno.
-  // DONE_ERRNO (REMOVE, RMDIR: -ENOENT): the error that, for a call re-sent after a lost
+  // DONE_ERRNO (REMOVE, RMDIR, RENAME: -ENOENT): the error that, for a call re-sent after a lost
   // connection, means its first send was done (the reply was lost; a restarted server has
   // no reply cache to answer the re-send): 0 instead.
   // NFS3ERR_JUKEBOX (the server is busy with the file: a conflicting NFSv4 share or lock,
@@ -203,7 +204,7 @@ class Engine {
   size_t max_bytes_ = 0;
   int slots_ = 0;
   std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0};
+  std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0}, resent_done_{0};
 };
 
 // UNSTABLE writes of one file with COMMIT on demand (fsync/close) or when the retained data
