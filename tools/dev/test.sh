@@ -81,13 +81,16 @@ run "all tests" build-ci
 # and, for time only (TSan runs this code 5-10x slower; measured on 2 busy cores):
 #   engine_nfs3_n{1,8}_*           the same code as engine_nfs3_san_* (3 MiB files), 26-42 s each
 #   fuse_nfs41_integrity_*         time out (120 s) under TSan
-#   fuse_nfs_chaos_kill-conn, fuse_nfs41_chaos_restart: ~110 s each, one port so one at a
-#                                  time; their twins fuse_nfs_chaos_restart and
-#                                  fuse_nfs41_chaos_kill-conn run
+#   fuse_nfs_chaos_restart's twin fuse_nfs_chaos_kill-conn: ~110 s
+# and, not for time: fuse_nfs41_chaos_kill-conn, whose drops must catch calls in flight:
+# under TSan (the daemon CPU-bound, its connections idle between calls) 30-40 drops in a
+# row caught none (CI stop 11, and a rehearsal after a fix). The replay of calls in flight
+# on a dropped connection runs under TSan in nfs41_ganesha_faults and engine_nfs3_san_*;
+# fuse_nfs41_chaos_restart (~70 s) and fuse_nfs_chaos_restart run.
 san_asan_skip_labels='^(uml|packaging)$'
 san_tsan_skip_labels='^(uml|packaging)$'
 san_tsan_skip_names='^(kafka\.bindfs\..*|preload\.(crash_recovery|sweep_silly_rmdir_bindfs)|tools_run|torture\.(graveyard_other_user|smoke)'\
-'|engine_nfs3_n[18]_.*|fuse_nfs41_integrity_.*|fuse_nfs_chaos_kill-conn|fuse_nfs41_chaos_restart)$'
+'|engine_nfs3_n[18]_.*|fuse_nfs41_integrity_.*|fuse_nfs_chaos_kill-conn|fuse_nfs41_chaos_kill-conn)$'
 san_run() {  # san_run NAME DIR ctest-args...: run with the sanitizer logs checked
   local name=$1 dir=$2 logs=$root/$2/san-logs t0=$SECONDS; shift 2
   rm -rf "$logs"; mkdir -p "$logs"; chmod 1777 "$logs"
