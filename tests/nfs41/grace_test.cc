@@ -166,8 +166,9 @@ TEST_P(Nfs41Grace, RestartWithGracePeriodMidWriteLosesNothing) {
   EXPECT_GE(s.clientid_recoveries, 1u);
   EXPECT_EQ(s.reclaimed_opens, uint64_t{kThreads} * s.clientid_recoveries);
   EXPECT_EQ(s.reopens, 0u) << "an open was not reclaimed";
+  // No GRACE answer: the writes did not wait for the period (their time, printed above,
+  // is no check: the sanitizer builds run them several times slower).
   EXPECT_EQ(graces, 0u) << "reclaimed opens wait for no grace period";
-  EXPECT_LT(after_restart, grace_s - 1.0) << "the writes waited for the grace period";
 
   // New state in the grace period: a new OPEN is answered GRACE until the period ends.
   const std::string late = names[0] + "-late";

@@ -6,7 +6,7 @@
 // refused both ranges and LOCKT names A's; A writes through the reclaimed open, unlocks
 // (0, not EIO), and B gets the range. Without reclaim A's locks would be gone and B's
 // LOCK granted (the graceless nfs41_ganesha_locks test shows that fallback: EIO once).
-// For io_uring and epoll.
+// Then the same through two restarts in a row. For io_uring and epoll.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -116,6 +116,42 @@ TEST_P(Nfs41Reclaim, LocksAndOpenSurviveAServerRestart) {
   EXPECT_EQ(b->lock(c, fb, kB, LT::kWrite, 5000, 10, 0), 0);
 
   EXPECT_EQ(b->close(c, fb), 0);  // releases B's locks
+  EXPECT_EQ(b->shutdown(), 0);
+  EXPECT_EQ(a->close(c, fa), 0);
+  EXPECT_EQ(a->remove(c, a->root(), name), 0);
+  EXPECT_EQ(a->shutdown(), 0);
+}
+
+// Two restarts in a row: the state reclaimed after the first is reclaimed again after the
+// second (the client id it now belongs to is the one the server knew).
+TEST_P(Nfs41Reclaim, LockSurvivesTwoRestarts) {
+  const std::string restart = env("NFS41_RESTART");
+  ASSERT_FALSE(restart.empty()) << "run through ganesha_test.sh";
+  std::unique_ptr<Engine> a;
+  std::string why;
+  ASSERT_EQ(Engine::open(options(GetParam()), &a, &why), 0) << why;
+  const Cred c = a->default_cred();
+  const std::string name = "reclaim2-" + std::to_string(getpid()) +
+                           (GetParam() == IoBackend::kUring ? "u" : "e");
+  Open fa;
+  ASSERT_EQ(a->open(c, a->root(), name, true, false, 0644, &fa, nullptr), 0);
+  ASSERT_EQ(a->lock(c, fa, 1, LT::kWrite, 0, 0, 0), 0);  // the whole file, as Kafka's .lock
+  nfsshim::nfs::Attr at;
+  for (int round = 1; round <= 2; ++round) {
+    ASSERT_EQ(std::system(restart.c_str()), 0);
+    ASSERT_EQ(a->getattr(c, fa->fh, &at), 0);
+    Stats s = a->stats();
+    EXPECT_EQ(s.reclaimed_locks, uint64_t(round)) << "restart " << round;
+    EXPECT_EQ(s.reopens, 0u) << "restart " << round;
+  }
+  std::unique_ptr<Engine> b;
+  ASSERT_EQ(Engine::open(options(GetParam()), &b, &why), 0) << why;
+  Open fb;
+  ASSERT_EQ(b->open(c, b->root(), name, false, false, 0, &fb, nullptr), 0);
+  EXPECT_EQ(b->lock(c, fb, 7, LT::kWrite, 4096, 1, 0), -EAGAIN);
+  EXPECT_EQ(a->unlock(c, fa, 1, 0, 0), 0);
+  EXPECT_EQ(b->lock(c, fb, 7, LT::kWrite, 4096, 1, 0), 0);
+  EXPECT_EQ(b->close(c, fb), 0);
   EXPECT_EQ(b->shutdown(), 0);
   EXPECT_EQ(a->close(c, fa), 0);
   EXPECT_EQ(a->remove(c, a->root(), name), 0);
