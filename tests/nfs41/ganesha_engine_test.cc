@@ -20,30 +20,18 @@
 #include <vector>
 
 #include "nfsshim/nfs4/constants.h"
+#include "ganesha_env.h"
 #include "nfsshim/nfs41/engine.h"
 
 using nfsshim::nfs::IoBackend;
 using namespace nfsshim::nfs41;
+using nfs41test::env;
+using nfs41test::ganesha_options;
 
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
 const char* name_of(IoBackend b) { return b == IoBackend::kUring ? "uring" : "epoll"; }
 
-Options options(IoBackend io, int nconnect) {
-  Options o;
-  o.addr = env("NFS41_TEST_ADDR");
-  o.port = std::stoi(env("NFS41_TEST_PORT"));
-  o.export_path = "/export";
-  o.nconnect = nconnect;
-  o.io = io;
-  o.timeout_ms = 20000;
-  return o;
-}
 
 double secs_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -80,7 +68,7 @@ class Nfs41 : public ::testing::TestWithParam<IoBackend> {
   std::unique_ptr<Engine> open_engine(int nconnect) {
     std::unique_ptr<Engine> e;
     std::string why;
-    int rv = Engine::open(options(GetParam(), nconnect), &e, &why);
+    int rv = Engine::open(ganesha_options(GetParam(), nconnect), &e, &why);
     EXPECT_EQ(rv, 0) << why;
     if (e) {
       EXPECT_EQ(e->backend(), GetParam());
@@ -382,7 +370,7 @@ TEST_P(Nfs41, ServerRestartedMidRun) {
 TEST_P(Nfs41, SoftMountGivesEioWhileTheServerIsDownThenRecovers) {
   const std::string stop = env("NFS41_STOP"), restart = env("NFS41_RESTART");
   ASSERT_FALSE(stop.empty());
-  Options o = options(GetParam(), 2);
+  Options o = ganesha_options(GetParam(), 2);
   o.hard = false;
   o.timeout_ms = 1000;
   o.retrans = 1;

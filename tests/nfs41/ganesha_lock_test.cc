@@ -11,19 +11,17 @@
 #include <string>
 #include <thread>
 
+#include "ganesha_env.h"
 #include "nfsshim/nfs41/engine.h"
 
 using nfsshim::nfs::IoBackend;
 using namespace nfsshim::nfs41;
+using nfs41test::env;
+using nfs41test::ganesha_options;
 using LT = Engine::LockType;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 constexpr uint64_t kA = 0x1111, kB = 0x2222;  // two callers' lock owners (FUSE lock_owner)
 
@@ -31,15 +29,8 @@ class Nfs41Lock : public ::testing::TestWithParam<IoBackend> {
  protected:
   void SetUp() override {
     ASSERT_FALSE(env("NFS41_TEST_PORT").empty()) << "run through ganesha_test.sh";
-    Options o;
-    o.addr = env("NFS41_TEST_ADDR");
-    o.port = std::stoi(env("NFS41_TEST_PORT"));
-    o.export_path = "/export";
-    o.nconnect = 2;
-    o.io = GetParam();
-    o.timeout_ms = 20000;
     std::string why;
-    ASSERT_EQ(Engine::open(o, &e_, &why), 0) << why;
+    ASSERT_EQ(Engine::open(ganesha_options(GetParam(), 2), &e_, &why), 0) << why;
     c_ = e_->default_cred();
     name_ = "lk" + std::to_string(getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name();

@@ -21,29 +21,17 @@
 #include <thread>
 #include <vector>
 
+#include "ganesha_env.h"
 #include "nfsshim/nfs41/engine.h"
 
 using nfsshim::nfs::IoBackend;
 using namespace nfsshim::nfs41;
+using nfs41test::env;
+using nfs41test::ganesha_options;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-Options options(IoBackend io) {
-  Options o;
-  o.addr = env("NFS41_TEST_ADDR");
-  o.port = std::stoi(env("NFS41_TEST_PORT"));
-  o.export_path = "/export";
-  o.nconnect = 2;
-  o.io = io;
-  o.timeout_ms = 20000;
-  return o;
-}
 
 void fill(std::vector<char>* buf, uint64_t seed) {
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -73,7 +61,7 @@ class CrashingClient {
       std::string why;
       Open f;
       char ok = 'k';
-      if (Engine::open(options(io), &e, &why) != 0 ||
+      if (Engine::open(ganesha_options(io, 2), &e, &why) != 0 ||
           e->open(e->default_cred(), e->root(), "gh" + std::to_string(getpid()), true, false,
                   0644, &f, nullptr) != 0 ||
           e->write(e->default_cred(), f, 0, 1, &ok, 2, nullptr) != 1 ||
@@ -116,7 +104,7 @@ TEST_P(Nfs41Grace, RestartWithGracePeriodMidWriteLosesNothing) {
 
   std::unique_ptr<Engine> e;
   std::string why;
-  ASSERT_EQ(Engine::open(options(GetParam()), &e, &why), 0) << why;
+  ASSERT_EQ(Engine::open(ganesha_options(GetParam(), 2), &e, &why), 0) << why;
   const Cred c = e->default_cred();
   constexpr int kThreads = 2, kChunks = 10;
   constexpr size_t kChunk = 1u << 20;

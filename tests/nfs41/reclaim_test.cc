@@ -13,29 +13,17 @@
 #include <cstdlib>
 #include <string>
 
+#include "ganesha_env.h"
 #include "nfsshim/nfs41/engine.h"
 
 using nfsshim::nfs::IoBackend;
 using namespace nfsshim::nfs41;
+using nfs41test::env;
+using nfs41test::ganesha_options;
 using LT = Engine::LockType;
 
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-Options options(IoBackend io) {
-  Options o;
-  o.addr = env("NFS41_TEST_ADDR");
-  o.port = std::stoi(env("NFS41_TEST_PORT"));
-  o.export_path = "/export";
-  o.nconnect = 2;
-  o.io = io;
-  o.timeout_ms = 20000;
-  return o;
-}
 
 class Nfs41Reclaim : public ::testing::TestWithParam<IoBackend> {};
 
@@ -47,7 +35,7 @@ TEST_P(Nfs41Reclaim, LocksAndOpenSurviveAServerRestart) {
 
   std::unique_ptr<Engine> a;
   std::string why;
-  ASSERT_EQ(Engine::open(options(GetParam()), &a, &why), 0) << why;
+  ASSERT_EQ(Engine::open(ganesha_options(GetParam(), 2), &a, &why), 0) << why;
   const Cred c = a->default_cred();
   const std::string name = "reclaim" + std::to_string(getpid()) +
                            (GetParam() == IoBackend::kUring ? "u" : "e");
@@ -78,7 +66,7 @@ TEST_P(Nfs41Reclaim, LocksAndOpenSurviveAServerRestart) {
 
   // B: its own client id, made after the restart.
   std::unique_ptr<Engine> b;
-  ASSERT_EQ(Engine::open(options(GetParam()), &b, &why), 0) << why;
+  ASSERT_EQ(Engine::open(ganesha_options(GetParam(), 2), &b, &why), 0) << why;
   Open fb;
   ASSERT_EQ(b->open(c, b->root(), name, false, false, 0, &fb, nullptr), 0);
   Engine::LockConflict cf;
@@ -129,7 +117,7 @@ TEST_P(Nfs41Reclaim, LockSurvivesTwoRestarts) {
   ASSERT_FALSE(restart.empty()) << "run through ganesha_test.sh";
   std::unique_ptr<Engine> a;
   std::string why;
-  ASSERT_EQ(Engine::open(options(GetParam()), &a, &why), 0) << why;
+  ASSERT_EQ(Engine::open(ganesha_options(GetParam(), 2), &a, &why), 0) << why;
   const Cred c = a->default_cred();
   const std::string name = "reclaim2-" + std::to_string(getpid()) +
                            (GetParam() == IoBackend::kUring ? "u" : "e");
@@ -145,7 +133,7 @@ TEST_P(Nfs41Reclaim, LockSurvivesTwoRestarts) {
     EXPECT_EQ(s.reopens, 0u) << "restart " << round;
   }
   std::unique_ptr<Engine> b;
-  ASSERT_EQ(Engine::open(options(GetParam()), &b, &why), 0) << why;
+  ASSERT_EQ(Engine::open(ganesha_options(GetParam(), 2), &b, &why), 0) << why;
   Open fb;
   ASSERT_EQ(b->open(c, b->root(), name, false, false, 0, &fb, nullptr), 0);
   EXPECT_EQ(b->lock(c, fb, 7, LT::kWrite, 4096, 1, 0), -EAGAIN);
