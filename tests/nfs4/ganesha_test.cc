@@ -121,6 +121,21 @@ int close_file(const Fh4& fh, const Stateid4& sid) {
       });
 }
 
+int remove_status(const std::string& name) {
+  return w->s.run(w->conn,
+      [&](Compound& c) {
+        encode_putfh(c, w->export_fh);
+        encode_remove(c, name);
+      },
+      [&](ReplyReader& r) {
+        uint32_t x;
+        RemoveRes rm;
+        STEP(decode_status_only(r, OP_PUTFH, &x));
+        STEP(decode_remove(r, &rm));
+        return 0;
+      });
+}
+
 int lookup_status(const std::string& name) {
   return w->s.run(w->conn,
       [&](Compound& c) {
@@ -385,18 +400,7 @@ TEST_F(Ganesha, C2_GuardedCreateAndShareDeny) {
                       UNCHECKED4, OPEN4_SHARE_DENY_NONE, "other"), 0) << w->s.last_error;
   EXPECT_EQ(close_file(ofh, other), 0);
   EXPECT_EQ(close_file(fh, sid), 0);
-  int st = w->s.run(w->conn,
-      [&](Compound& c) {
-        encode_putfh(c, w->export_fh);
-        encode_remove(c, name);
-      },
-      [&](ReplyReader& r) {
-        uint32_t x;
-        RemoveRes rm;
-        STEP(decode_status_only(r, OP_PUTFH, &x));
-        STEP(decode_remove(r, &rm));
-        return 0;
-      });
+  int st = remove_status(name);
   EXPECT_EQ(st, 0);
 }
 
@@ -449,18 +453,7 @@ TEST_F(Ganesha, C3_Exclusive41CreateSentAgainOpensItsFile) {
   EXPECT_EQ(create(0x0123456789abcdeeull, "excl3", &other, &fh_other), static_cast<int>(NFS4ERR_EXIST));
   EXPECT_EQ(close_file(fh_again, again.stateid), 0);
   EXPECT_EQ(close_file(fh, first.stateid), 0);
-  int rm = w->s.run(w->conn,
-      [&](Compound& c) {
-        encode_putfh(c, w->export_fh);
-        encode_remove(c, name);
-      },
-      [&](ReplyReader& r) {
-        uint32_t x;
-        RemoveRes res;
-        STEP(decode_status_only(r, OP_PUTFH, &x));
-        STEP(decode_remove(r, &res));
-        return 0;
-      });
+  int rm = remove_status(name);
   EXPECT_EQ(rm, 0);
 }
 
@@ -734,18 +727,7 @@ TEST_F(Ganesha, F_LocksAndStateids) {
                 });
   EXPECT_EQ(st, 0) << nfs4_status_name(static_cast<uint32_t>(st));
   ASSERT_EQ(close_file(fh, sid), 0) << w->s.last_error;
-  st = w->s.run(w->conn,
-      [&](Compound& c) {
-        encode_putfh(c, w->export_fh);
-        encode_remove(c, name);
-      },
-      [&](ReplyReader& r) {
-        uint32_t x;
-        RemoveRes rm;
-        STEP(decode_status_only(r, OP_PUTFH, &x));
-        STEP(decode_remove(r, &rm));
-        return 0;
-      });
+  st = remove_status(name);
   EXPECT_EQ(st, 0);
 }
 
