@@ -263,6 +263,52 @@ TEST_P(Nfs41, SessionGrantAndMetadataOps) {
   EXPECT_EQ(::unlink((dir + "/" + p + "-left").c_str()), 0);
 }
 
+// A REMOVE or RENAME whose reply was lost with its session (a server restart after the
+// server ran it) runs again as a new request in a new session and answers NOENT: that is
+// the first run's success, not an error for the application. The hook throws the reply
+// away and makes a new session on the same, running ganesha. Without the lost reply a
+// missing name stays ENOENT; a re-run RENAME whose TO is not there stays ENOENT.
+TEST_P(Nfs41, RemoveAndRenameRunAgainInANewSessionAreDone) {
+  auto e = open_engine(2);
+  ASSERT_TRUE(e);
+  const Cred c = e->default_cred();
+  const std::string dir = env("NFS41_EXPORT_DIR") + "/";
+  const std::string p = prefix() + "rerun-" + name_of(GetParam());
+  auto make = [&](const std::string& n) {
+    Open f;
+    ASSERT_EQ(e->open(c, e->root(), n, true, false, 0644, &f, nullptr), 0) << n;
+    ASSERT_EQ(e->write_committed(c, f, 0, 5, "hello"), 5);
+    ASSERT_EQ(e->close(c, f), 0);
+  };
+  struct stat st;
+
+  make(p + "-rm");
+  const uint64_t sessions = e->stats().session_recoveries;
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->remove(c, e->root(), p + "-rm"), 0);
+  EXPECT_EQ(e->stats().session_recoveries, sessions + 1) << "not run again in a new session";
+  EXPECT_EQ(e->stats().resent_done, 1u);
+  EXPECT_NE(::stat((dir + p + "-rm").c_str(), &st), 0);
+
+  make(p + "-from");
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->rename(c, e->root(), p + "-from", e->root(), p + "-to"), 0);
+  EXPECT_EQ(e->stats().session_recoveries, sessions + 2);
+  EXPECT_EQ(e->stats().resent_done, 2u);
+  EXPECT_NE(::stat((dir + p + "-from").c_str(), &st), 0);
+  ASSERT_EQ(::stat((dir + p + "-to").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 5);
+
+  // FROM never existed and TO is not there: the re-run's NOENT is the answer.
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->rename(c, e->root(), p + "-none", e->root(), p + "-none2"), -ENOENT);
+  EXPECT_EQ(e->stats().session_recoveries, sessions + 3);
+  // Nothing lost: NOENT is passed on.
+  EXPECT_EQ(e->remove(c, e->root(), p + "-rm"), -ENOENT);
+  EXPECT_EQ(e->stats().resent_done, 2u);
+  EXPECT_EQ(e->remove(c, e->root(), p + "-to"), 0);
+}
+
 TEST_P(Nfs41, IntegrityOneConnection) {
   auto e = open_engine(1);
   ASSERT_TRUE(e);

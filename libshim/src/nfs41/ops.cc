@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "internal.h"
+#include "nfsshim/log.h"
 #include "nfsshim/nfs4/constants.h"
 #include "nfsshim/nfs4/ops_attr.h"
 #include "nfsshim/nfs4/ops_dir.h"
@@ -281,10 +282,19 @@ int Engine::link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& 
       true);
 }
 
+int Engine::rerun_done(int rc, bool rerun, const char* what, const std::string& name) {
+  if (rc != -ENOENT || !rerun) return rc;
+  SHIM_LOG_INFO("nfs41: {} of '{}' run again in a new session answered NOENT: the lost first "
+                "run did it", what, name);
+  resent_done_.fetch_add(1);
+  return 0;
+}
+
 int Engine::remove(const Cred& c, const Fh& dir, const std::string& name) {
   if (int rc = check_component(name); rc < 0) return rc;
   RemoveRes rr;
-  return run(c,
+  bool rerun = false;
+  int res = run(c,
       [&](Compound& k) {
         if (int rc = encode_putfh(k, fh4(dir)); rc < 0) return rc;
         return encode_remove(k, name);
@@ -295,7 +305,8 @@ int Engine::remove(const Cred& c, const Fh& dir, const std::string& name) {
         NFS41_STEP(r, decode_remove(r, &rr));
         return 0;
       },
-      true);
+      true, &rerun);
+  return rerun_done(res, rerun, "REMOVE", name);
 }
 
 int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
@@ -303,7 +314,8 @@ int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, c
   if (int rc = check_component(from); rc < 0) return rc;
   if (int rc = check_component(to); rc < 0) return rc;
   RenameRes rr;
-  return run(c,
+  bool rerun = false;
+  int res = run(c,
       [&](Compound& k) {
         if (int rc = encode_putfh(k, fh4(from_dir)); rc < 0) return rc;
         encode_savefh(k);
@@ -318,7 +330,15 @@ int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, c
         NFS41_STEP(r, decode_rename(r, &rr));
         return 0;
       },
-      true);
+      true, &rerun);
+  if (res == -ENOENT && rerun) {
+    // Done by the lost first run only if TO is there now (FROM is gone, or ENOENT
+    // would not have come back).
+    Fh fh;
+    Attr attr;
+    if (lookup(c, to_dir, to, &fh, &attr) != 0) return res;
+  }
+  return rerun_done(res, rerun, "RENAME", to);
 }
 
 int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {

@@ -52,6 +52,7 @@ struct Engine::Attempt {
   CallPtr call;
   int timeouts = 0;
   bool replayed = false;    // sent again on its slot after a lost connection
+  bool reply_lost = false;  // sent, and its connection lost before the reply: maybe done
   int replay_delays = 0;    // DELAY answers to that replay
 };
 
@@ -457,7 +458,14 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
       SHIM_LOG_WARN("nfs41: server {}:{} not responding, still trying", o_.addr, o_.port);
       continue;
     }
+    if (a->call->err == 0 && lose_next_reply_.exchange(false)) {
+      // Test hook: the server ran it, the reply is gone with the session.
+      a->reply_lost = true;
+      if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
+      return {true, 0};
+    }
     if (a->call->err == 0) break;
+    a->reply_lost = true;
     // Connection lost: the same slot and seqid on another (or the reconnected) socket.
     if (!o_.hard && ++a->timeouts > o_.retrans + 3) {
       release_abandon();
@@ -566,7 +574,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
   }
 }
 
-int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool cachethis) {
+int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool cachethis,
+                bool* rerun) {
   const int64_t t0 = now_ms();
   const int64_t soft_ms = int64_t{o_.timeout_ms} * (o_.retrans + 1);  // soft: the whole budget
   int backoff = 10;
@@ -575,6 +584,8 @@ int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool ca
     if (int rc = begin(c, build, cachethis, &a, true); rc < 0) return rc;
     Step s = finish(&a, decode);
     if (!s.retry) return s.rc;
+    // The next attempt is a new request (new slot or seqid): no reply cache covers it.
+    if (a.reply_lost && rerun) *rerun = true;
     retries_.fetch_add(1);
     if (!o_.hard && now_ms() - t0 >= soft_ms) return -EIO;
     // Backoff 10 ms doubling to 1 s. A DELAY is waited on from the first resend (the
@@ -783,6 +794,7 @@ Stats Engine::stats() const {
   s.reclaimed_locks = reclaimed_locks_.load();
   s.renewals = renewals_.load();
   s.resent_bytes = resent_bytes_.load();
+  s.resent_done = resent_done_.load();
   for (auto& c : conns_) {
     s.calls_per_conn.push_back(c->calls());
     s.reconnects += c->reconnects();

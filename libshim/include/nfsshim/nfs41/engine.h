@@ -85,6 +85,7 @@ struct Stats {
   uint32_t slots_granted = 0, peak_slots = 0, lease_s = 0;
   uint32_t maxrequest = 0, maxresponse = 0;
   uint64_t resent_bytes = 0;  // FILE_SYNC re-sends after a COMMIT verifier change
+  uint64_t resent_done = 0;   // REMOVE/RENAME re-run in a new session answered ENOENT: done
   uint64_t loop_syscalls = 0, loop_iterations = 0;
   std::vector<uint64_t> calls_per_conn;
 };
@@ -145,6 +146,10 @@ class Engine {
               Fh* out, Attr* attr);
   int readlink(const Cred& c, const Fh& fh, std::string* target);
   int link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& name);
+  // REMOVE and RENAME are not idempotent. A reply lost with its session (server restart)
+  // means the call is run again as a new request, which answers NFS4ERR_NOENT if the
+  // first run did it: then the call counts as done (Stats::resent_done), as the NFSv3
+  // engine does for a re-sent REMOVE/RENAME. RENAME checks that TO exists first. Within one session the server's reply cache answers a replay correctly.
   int remove(const Cred& c, const Fh& dir, const std::string& name);
   int rmdir(const Cred& c, const Fh& dir, const std::string& name) { return remove(c, dir, name); }
   int rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
@@ -156,6 +161,9 @@ class Engine {
   // Test hooks.
   size_t conn_count() const { return conns_.size(); }
   void drop_connection_for_test(size_t i, bool on_next_call = false);
+  // The next compound's reply is thrown away and a new session made, as if the server
+  // had restarted after running it: the compound is run again in the new session.
+  void lose_next_reply_for_test() { lose_next_reply_.store(true); }
   int conn_local_port(size_t i) const;
   size_t conn_inflight(size_t i) const { return i < conns_.size() ? conns_[i]->inflight() : 0; }
 
@@ -163,9 +171,12 @@ class Engine {
   // (after SEQUENCE). Retries and recovers as the header says; 0 or -errno. CACHETHIS
   // (the server keeps the reply for a replay after a lost connection) is off only for
   // READ/READDIR, whose replies are big and which are safe to re-run as new requests.
+  // *RERUN (if given) is set when an attempt whose reply was lost was followed by a new
+  // request (new session, or an uncached replay): the server may have run it twice.
   using Build = std::function<int(nfs4::Compound&)>;
   using Decode = std::function<int(nfs4::ReplyReader&)>;
-  int run(const Cred& c, const Build& build, const Decode& decode, bool cachethis = true);
+  int run(const Cred& c, const Build& build, const Decode& decode, bool cachethis = true,
+          bool* rerun = nullptr);
 
   // ---- Byte-range locks (lock.cc; RFC 8881 18.10-18.12) and recovery counters --------
   // OWNER is the caller's lock owner (FUSE's lock_owner): one NFSv4 lock-owner per owner
@@ -242,6 +253,8 @@ class Engine {
   int check_bind(const std::vector<uint8_t>& reply);
 
   int begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait);
+  // RC of a REMOVE/RENAME: -ENOENT after a re-run (RERUN) is the lost first run's success.
+  int rerun_done(int rc, bool rerun, const char* what, const std::string& name);
   struct Piece {
     Build build;
     Decode decode;
@@ -318,7 +331,8 @@ class Engine {
 
   std::atomic<uint64_t> calls_{0}, retries_{0}, delays_{0}, replays_{0}, timeouts_{0},
       session_recoveries_{0}, clientid_recoveries_{0}, reopens_{0}, renewals_{0},
-      resent_bytes_{0}, reclaimed_opens_{0};
+      resent_bytes_{0}, reclaimed_opens_{0}, resent_done_{0};
+  std::atomic<bool> lose_next_reply_{false};
 };
 
 }  // namespace nfsshim::nfs41
