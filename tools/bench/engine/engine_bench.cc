@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "nfsshim/nfs/heap_tuning.h"
 #include "targets.h"
 
 namespace {
@@ -121,6 +122,7 @@ int main(int argc, char** argv) {
                          "  URL: nfs://HOST/EXPORT?vers=3|4.1&nconnect=N&io=uring|epoll&...\n", argv[0]);
     return 2;
   }
+  nfsshim::nfs::keep_io_buffers_in_heap();  // as nfsshim-fuse does for nfs:// sources
   std::string url_s = argv[1];
   size_t size_mib = 1024, chunk_kib = 4096;
   int depth = 4, rand_ops = 20000, rand_depth = 16;
