@@ -59,16 +59,19 @@ for rep in $(seq "$reps"); do
   done
 done
 
-# Through the FUSE mount (nfsshim-fuse nfs://...): dd of the same size, 1 MiB blocks, the
+# Through the FUSE mount (nfsshim-fuse nfs://..., NFSv3 and NFSv4.1): dd of the same size, 1 MiB blocks, the
 # write ending with fsync (COMMIT). Best of the two repetitions like the rest.
 shim=$build/fusefs/nfsshim-fuse
 if [ -x "$shim" ]; then
   mnt=$work/mnt
   mkdir -p "$mnt"
   for rep in $(seq "$reps"); do
-    for cfg in "1 uring" "4 uring" "4 epoll" "8 uring"; do
+    for cfg in "3 1 uring" "3 4 uring" "3 4 epoll" "3 8 uring" \
+               "4.1 1 uring" "4.1 4 uring" "4.1 4 epoll" "4.1 8 uring"; do
       set -- $cfg
-      "$shim" "$url&nconnect=$1&io=$2" "$mnt" -f -o log=file:"$work/shim.log" &
+      vers=$1; shift
+      if [ "$vers" = 4.1 ]; then u=$url41; else u=$url; fi
+      "$shim" "$u&nconnect=$1&io=$2" "$mnt" -f -o log=file:"$work/shim.log" &
       spid=$!
       for i in $(seq 100); do grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break; sleep 0.05; done
       t0=$(date +%s.%N)
@@ -83,9 +86,9 @@ if [ -x "$shim" ]; then
       for i in $(seq 50); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
       kill $spid 2>/dev/null || true
       wait $spid || true
-      awk -v a="$t0" -v b="$t1" -v c="$t2" -v s="$size" -v n="$1" -v io="$2" -v r="$rep" 'BEGIN {
-        printf "rep=%s phase=mount_write io=%s nconnect=%s MiBps=%.1f\n", r, io, n, s / (b - a)
-        printf "rep=%s phase=mount_read io=%s nconnect=%s MiBps=%.1f\n", r, io, n, s / (c - b) }' | tee -a "$out"
+      awk -v a="$t0" -v b="$t1" -v c="$t2" -v s="$size" -v n="$1" -v io="$2" -v r="$rep" -v v="$vers" 'BEGIN {
+        printf "rep=%s phase=mount_write vers=%s io=%s nconnect=%s MiBps=%.1f\n", r, v, io, n, s / (b - a)
+        printf "rep=%s phase=mount_read vers=%s io=%s nconnect=%s MiBps=%.1f\n", r, v, io, n, s / (c - b) }' | tee -a "$out"
     done
   done
 fi

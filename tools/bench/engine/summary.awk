@@ -4,7 +4,8 @@
 function kv(line, key,   m) { if (match(line, "(^| )" key "=[^ ]+")) { m = substr(line, RSTART, RLENGTH); sub(/^ /, "", m); return substr(m, length(key) + 2) } return "" }
 /phase=nfscp_write/ { v = kv($0, "MiBps") + 0; if (v > cpw) { cpw = v; cpwc = kv($0, "cpu_s_per_GiB"); cpwr = kv($0, "peak_rss_MiB") } }
 /phase=nfscp_read/  { v = kv($0, "MiBps") + 0; if (v > cpr) { cpr = v; cprc = kv($0, "cpu_s_per_GiB"); cprr = kv($0, "peak_rss_MiB") } }
-/phase=mount_/ { k = kv($0, "phase") " " kv($0, "io") " nconnect=" kv($0, "nconnect"); v = kv($0, "MiBps") + 0; if (v > mount[k]) mount[k] = v }
+/phase=mount_/ { vers = kv($0, "vers"); if (vers == "") vers = "3"
+  k = kv($0, "phase") " v" vers " " kv($0, "io") " nconnect=" kv($0, "nconnect"); v = kv($0, "MiBps") + 0; if (v > mount[k]) mount[k] = v }
 /phase=(write|read|rand4k) / {
   vers = kv($0, "vers"); if (vers == "") vers = "3"
   k = kv($0, "phase") " " vers " " kv($0, "io") " " kv($0, "nconnect")
@@ -16,7 +17,11 @@ function kv(line, key,   m) { if (match(line, "(^| )" key "=[^ ]+")) { m = subst
   }
 }
 END {
-  for (k in mount) printf "through the mount (v3): %-24s %6.0f MiB/s  x%.2f nfs-cp\n", k, mount[k], mount[k] / (k ~ /write/ ? cpw : cpr)
+  for (k in mount) {
+    k3 = k; sub(/ v4\.1 /, " v3 ", k3)
+    printf "through the mount: %-30s %6.0f MiB/s  x%.2f nfs-cp%s\n", k, mount[k], mount[k] / (k ~ /write/ ? cpw : cpr),
+           (k != k3 && (k3 in mount) && mount[k3] > 0) ? sprintf("  x%.2f v3", mount[k] / mount[k3]) : ""
+  }
   printf "nfs-cp: write %.0f MiB/s (%s CPU s/GiB, %s MiB RSS), read %.0f MiB/s (%s CPU s/GiB, %s MiB RSS)\n", cpw, cpwc, cpwr, cpr, cprc, cprr
   printf "%-7s %-4s %-8s %3s %10s %8s %6s %9s %8s %8s %7s %5s %7s  %s\n", "phase", "vers", "io", "nc", "MiB/s|op/s", "x nfscp", "x v3", "CPUs/GiB", "sys/rpc", "loop/rpc", "RSS MiB", "slots", "rpcs", "rpcs per connection"
   split("write read rand4k", ph, " "); split("io_uring epoll", ios, " "); split("3 4.1", vs, " ")

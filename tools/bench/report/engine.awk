@@ -2,7 +2,7 @@
 #   rep=R phase=write vers=3 io=uring nconnect=4 MiBps=812.3 ops_per_s=.. cpu_s_per_GiB=.. ...
 #   rep=R phase=write vers=4.1 ... peak_slots=16 slots_granted=64 ...   (the NFSv4.1 engine)
 #   phase=nfscp_write MiBps=.. cpu_s_per_GiB=.. peak_rss_MiB=..      (the baseline, nfs-cp)
-#   rep=R phase=mount_write io=uring nconnect=4 MiBps=..             (nfsshim-fuse over it)
+#   rep=R phase=mount_write vers=3 io=uring nconnect=4 MiBps=..      (nfsshim-fuse over it)
 # Of several repetitions the best one counts (MiB/s; ops/s for rand4k), as the script's own
 # summary does. Ratios in the same run: engine / nfs-cp per phase, io_uring / epoll, and
 # v4.1 / v3 per phase, io and nconnect. v3 cases are PHASE/IO/nconnect=N (as before v4.1
