@@ -232,7 +232,8 @@ int run(int argc, char** argv) {
   // SOURCE nfs://...: the direct NFS engine serves the mount (fusefs/nfs/). Its 1 MiB
   // payload buffers come and go per call: keep them in the heap (heap_tuning.h).
   if (nfsfs::is_nfs_source(fs.opts.source)) {
-    if (!nfs::keep_io_buffers_in_heap()) SHIM_LOG_WARN("mallopt refused the heap settings");
+    if (!nfs::keep_io_buffers_in_heap())
+      SHIM_LOG_INFO("mallopt refused the heap settings (a sanitizer's allocator?): buffers stay fresh");
     return nfsfs::run_nfs_mount(fs.opts, &args, kProg);
   }
 
