@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -385,6 +386,20 @@ TEST_F(EngineTest, JukeboxIsWaitedOutThenTheCallSucceeds) {
 // though the first send did it. The engine counts that as done: the application never
 // sees an error, and every file ends where it should. Runs until such a re-send happened
 // (the case under test) or 30 s.
+// Every connection to PORT dropped (ss -K) every 40 ms until DONE() or 30 s; the drops.
+int drop_connections_until(int port, const std::function<bool()>& done) {
+  const std::string kill = "ss -K -tn state established '( dport = :" + std::to_string(port) +
+                           " )' > /dev/null 2>&1";
+  auto t0 = std::chrono::steady_clock::now();
+  int drops = 0;
+  while (!done() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    EXPECT_EQ(std::system(kill.c_str()), 0);
+    ++drops;
+  }
+  return drops;
+}
+
 TEST_F(EngineTest, RenameAndRemoveReSentAfterALostReplyAreDone) {
   NfsUrl u = engine_->url();
   u.nconnect = 2;
@@ -419,16 +434,7 @@ TEST_F(EngineTest, RenameAndRemoveReSentAfterALostReplyAreDone) {
       }
     });
   }
-  const std::string kill = "ss -K -tn state established '( dport = :" + std::to_string(u.nfsport) +
-                           " )' > /dev/null 2>&1";
-  auto t0 = std::chrono::steady_clock::now();
-  int drops = 0;
-  while (e->stats().resent_done < 1 && errors == 0 &&
-         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(40));
-    ASSERT_EQ(std::system(kill.c_str()), 0);
-    ++drops;
-  }
+  const int drops = drop_connections_until(u.nfsport, [&] { return e->stats().resent_done >= 1 || errors > 0; });
   stop = true;
   for (auto& th : ts) th.join();
   EngineStats s = e->stats();
@@ -444,6 +450,54 @@ TEST_F(EngineTest, RenameAndRemoveReSentAfterALostReplyAreDone) {
     EXPECT_EQ(e->lookup(c, dir_, at_b ? b : a, nullptr, nullptr), 0) << t;
     EXPECT_EQ(e->lookup(c, dir_, at_b ? a : b, nullptr, nullptr), -ENOENT) << t;
   }
+}
+
+// MKDIR, SYMLINK and LINK re-sent after a lost reply: ganesha's reply cache is per
+// connection, so the re-send runs again and answers EEXIST for what the first send made.
+// That is success for the caller (checked by LOOKUP: a directory; a symlink to the same
+// target; the same file), never EEXIST.
+TEST_F(EngineTest, MkdirSymlinkLinkReSentAfterALostReplyAreDone) {
+  NfsUrl u = engine_->url();
+  u.nconnect = 2;
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(u, &e, &why), 0) << why;
+  const Cred c = e->default_cred();
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([&, t] {
+      const std::string p = "m" + std::to_string(t) + "_";
+      Fh f;
+      if (e->create(c, dir_, p + "file", 0644, true, &f, nullptr) != 0) ++errors;
+      for (int i = 0; !stop && errors == 0; ++i) {
+        const std::string n = p + std::to_string(i);
+        Fh made;
+        Attr a;
+        int rv = e->mkdir(c, dir_, n + "d", 0755, &made, &a);
+        if (rv == 0 && a.type != NF3DIR) rv = -EBADE;
+        if (rv == 0) rv = e->symlink(c, dir_, n + "s", "target-" + n, nullptr, nullptr);
+        if (rv == 0) rv = e->link(c, f, dir_, n + "l");
+        if (rv == 0) rv = e->rmdir(c, dir_, n + "d");
+        if (rv == 0) rv = e->remove(c, dir_, n + "s");
+        if (rv == 0) rv = e->remove(c, dir_, n + "l");
+        if (rv != 0) {
+          std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
+          ++errors;
+        }
+      }
+    });
+  }
+  const int drops = drop_connections_until(u.nfsport, [&] { return e->stats().resent_exist >= 1 || errors > 0; });
+  stop = true;
+  for (auto& th : ts) th.join();
+  EngineStats s = e->stats();
+  std::printf("%d drops, %llu retries, re-sent calls done: %llu ENOENT, %llu EEXIST\n", drops,
+              static_cast<unsigned long long>(s.retries), static_cast<unsigned long long>(s.resent_done),
+              static_cast<unsigned long long>(s.resent_exist));
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GE(s.resent_exist, 1u) << "no re-sent MKDIR/SYMLINK/LINK met its own first send in 30 s";
 }
 
 // Many small concurrent requests from many threads: the slot limit holds them back

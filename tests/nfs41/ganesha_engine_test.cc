@@ -263,12 +263,13 @@ TEST_P(Nfs41, SessionGrantAndMetadataOps) {
   EXPECT_EQ(::unlink((dir + "/" + p + "-left").c_str()), 0);
 }
 
-// A REMOVE or RENAME whose reply was lost with its session (a server restart after the
-// server ran it) runs again as a new request in a new session and answers NOENT: that is
-// the first run's success, not an error for the application. The hook throws the reply
-// away and makes a new session on the same, running ganesha. Without the lost reply a
-// missing name stays ENOENT; a re-run RENAME whose TO is not there stays ENOENT.
-TEST_P(Nfs41, RemoveAndRenameRunAgainInANewSessionAreDone) {
+// A REMOVE, RENAME, mkdir, symlink or link whose reply was lost with its session (a server
+// restart after the server ran it) runs again as a new request in a new session and
+// answers NOENT (EXIST): that is the first run's success, not an error for the
+// application. The hook throws the reply away and makes a new session on the same,
+// running ganesha. Without the lost reply a missing name stays ENOENT; a re-run RENAME
+// whose TO is not there stays ENOENT; a name that is not what we made stays EEXIST.
+TEST_P(Nfs41, NonIdempotentOpsRunAgainInANewSessionAreDone) {
   auto e = open_engine(2);
   ASSERT_TRUE(e);
   const Cred c = e->default_cred();
@@ -306,7 +307,39 @@ TEST_P(Nfs41, RemoveAndRenameRunAgainInANewSessionAreDone) {
   // Nothing lost: NOENT is passed on.
   EXPECT_EQ(e->remove(c, e->root(), p + "-rm"), -ENOENT);
   EXPECT_EQ(e->stats().resent_done, 2u);
-  EXPECT_EQ(e->remove(c, e->root(), p + "-to"), 0);
+
+  // mkdir, symlink, link: the re-run answers EXIST for what the first run made.
+  Fh made;
+  Attr a;
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->mkdir(c, e->root(), p + "-d", 0755, &made, &a), 0);
+  EXPECT_EQ(a.type, 2) << "not a directory's attributes";  // NF4DIR
+  ASSERT_EQ(::stat((dir + p + "-d").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(a.fileid, static_cast<uint64_t>(st.st_ino));
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->symlink(c, e->root(), p + "-s", "target-x", nullptr, nullptr), 0);
+  char buf[64] = {};
+  EXPECT_EQ(::readlink((dir + p + "-s").c_str(), buf, sizeof buf - 1), 8);
+  EXPECT_STREQ(buf, "target-x");
+  Fh to;
+  ASSERT_EQ(e->lookup(c, e->root(), p + "-to", &to, nullptr), 0);
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->link(c, to, e->root(), p + "-l"), 0);
+  ASSERT_EQ(::stat((dir + p + "-l").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 2u);
+  EXPECT_EQ(e->stats().resent_exist, 3u);
+  EXPECT_EQ(e->stats().session_recoveries, sessions + 6);
+  // A name that was there before is no success of ours: a symlink to another target
+  // made by someone else stays -EEXIST, re-run or not.
+  ASSERT_EQ(::symlink("other", (dir + p + "-s2").c_str()), 0);
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->symlink(c, e->root(), p + "-s2", "target-x", nullptr, nullptr), -EEXIST);
+  EXPECT_EQ(e->mkdir(c, e->root(), p + "-s2", 0755, nullptr, nullptr), -EEXIST);
+  EXPECT_EQ(e->stats().resent_exist, 3u);
+
+  for (auto n : {"-to", "-s", "-l", "-s2"}) EXPECT_EQ(e->remove(c, e->root(), p + n), 0) << n;
+  EXPECT_EQ(e->rmdir(c, e->root(), p + "-d"), 0);
 }
 
 TEST_P(Nfs41, IntegrityOneConnection) {

@@ -316,6 +316,7 @@ EngineStats Engine::stats() const {
   s.timeouts = timeouts_.load();
   s.jukebox = jukebox_.load();
   s.resent_done = resent_done_.load();
+  s.resent_exist = resent_exist_.load();
   for (auto& c : conns_) {
     s.calls_per_conn.push_back(c->calls.load());
     s.reconnects += c->reconnects.load();
@@ -412,10 +413,10 @@ void Engine::resend(Call* call, Connection* from, const char* why) {
 
 int Engine::run(const Cred& c, const char* what, size_t bytes, bool idempotent,
                 const std::function<int(rpc_context*, RpcCb, void*)>& issue,
-                const std::function<int(void*)>& on_reply, int done_errno) {
+                const std::function<int(void*)>& on_reply, int done_errno, bool* resent) {
   Jukebox jb;
   for (;;) {
-    int rv = run_once(c, what, bytes, idempotent, issue, on_reply, done_errno);
+    int rv = run_once(c, what, bytes, idempotent, issue, on_reply, done_errno, resent);
     if (rv != -EAGAIN) return rv;
     if (!jukebox_wait(what, &jb)) return -EIO;
   }
@@ -440,7 +441,7 @@ bool Engine::jukebox_wait(const char* what, Jukebox* jb) {
 
 int Engine::run_once(const Cred& c, const char* what, size_t bytes, bool idempotent,
                      const std::function<int(rpc_context*, RpcCb, void*)>& issue,
-                     const std::function<int(void*)>& on_reply, int done_errno) {
+                     const std::function<int(void*)>& on_reply, int done_errno, bool* resent) {
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
@@ -459,6 +460,7 @@ int Engine::run_once(const Cred& c, const char* what, size_t bytes, bool idempot
       resent_done_.fetch_add(1);
       rv = 0;
     }
+    if (resent) *resent = call.attempts > 1;  // read by the waiter after the notify below
     std::lock_guard<std::mutex> g(m);  // notify under the lock: the waiter owns m, cv
     result = rv;
     done = true;

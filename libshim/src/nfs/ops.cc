@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "internal.h"
+#include "nfsshim/log.h"
 #include "nfsshim/nfs/nfs3_errno.h"
 
 namespace nfsshim::nfs {
@@ -402,8 +403,23 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
   return rv;
 }
 
+int Engine::exist_after_resend(const Cred& c, const char* what, const Fh& dir, const std::string& name,
+                               const std::function<bool(const Fh&, const Attr&)>& made, Fh* out,
+                               Attr* attr) {
+  Fh fh;
+  Attr a;
+  if (lookup(c, dir, name, &fh, &a) != 0 || !made(fh, a)) return -EEXIST;
+  SHIM_LOG_INFO("{} of '{}' re-sent after a lost connection answered EEXIST: the first send made it",
+                what, name);
+  resent_exist_.fetch_add(1);
+  if (out) *out = fh;
+  if (attr) *attr = a;
+  return 0;
+}
+
 int Engine::mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, Fh* out, Attr* attr) {
-  return run(c, "MKDIR", 0, false,
+  bool resent = false;
+  int rv = run(c, "MKDIR", 0, false,
              [&](rpc_context* rpc, RpcCb cb, void* priv) {
                MKDIR3args a;
                std::memset(&a, 0, sizeof a);
@@ -415,12 +431,17 @@ int Engine::mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_
                auto* r = static_cast<MKDIR3res*>(res);
                if (r->status != NFS3_OK) return nfs3_errno(r->status);
                return new_object(r->MKDIR3res_u.resok, out, attr);
-             });
+             },
+             0, &resent);
+  if (rv != -EEXIST || !resent) return rv;
+  return exist_after_resend(c, "MKDIR", dir, name,
+                            [](const Fh&, const Attr& a) { return a.type == NF3DIR; }, out, attr);
 }
 
 int Engine::symlink(const Cred& c, const Fh& dir, const std::string& name, const std::string& target, Fh* out,
                     Attr* attr) {
-  return run(c, "SYMLINK", 0, false,
+  bool resent = false;
+  int rv = run(c, "SYMLINK", 0, false,
              [&](rpc_context* rpc, RpcCb cb, void* priv) {
                SYMLINK3args a;
                std::memset(&a, 0, sizeof a);
@@ -433,7 +454,15 @@ int Engine::symlink(const Cred& c, const Fh& dir, const std::string& name, const
                auto* r = static_cast<SYMLINK3res*>(res);
                if (r->status != NFS3_OK) return nfs3_errno(r->status);
                return new_object(r->SYMLINK3res_u.resok, out, attr);
-             });
+             },
+             0, &resent);
+  if (rv != -EEXIST || !resent) return rv;
+  return exist_after_resend(c, "SYMLINK", dir, name,
+                            [&](const Fh& fh, const Attr& a) {
+                              std::string t;
+                              return a.type == NF3LNK && readlink(c, fh, &t) == 0 && t == target;
+                            },
+                            out, attr);
 }
 
 int Engine::readlink(const Cred& c, const Fh& fh, std::string* target) {
@@ -452,14 +481,21 @@ int Engine::readlink(const Cred& c, const Fh& fh, std::string* target) {
 }
 
 int Engine::link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& name) {
-  return run(c, "LINK", 0, false,
-             [&](rpc_context* rpc, RpcCb cb, void* priv) {
-               LINK3args a;
-               a.file = to_nfs_fh3(fh);
-               a.link = dirop(dir, name);
-               return rpc_nfs3_link_async(rpc, cb, &a, priv);
-             },
-             [&](void* res) { return nfs3_errno(static_cast<LINK3res*>(res)->status); });
+  bool resent = false;
+  int rv = run(c, "LINK", 0, false,
+               [&](rpc_context* rpc, RpcCb cb, void* priv) {
+                 LINK3args a;
+                 a.file = to_nfs_fh3(fh);
+                 a.link = dirop(dir, name);
+                 return rpc_nfs3_link_async(rpc, cb, &a, priv);
+               },
+               [&](void* res) { return nfs3_errno(static_cast<LINK3res*>(res)->status); }, 0, &resent);
+  if (rv != -EEXIST || !resent) return rv;
+  Attr src;
+  if (getattr(c, fh, &src) != 0) return rv;
+  return exist_after_resend(c, "LINK", dir, name,
+                            [&](const Fh&, const Attr& a) { return a.fileid == src.fileid && a.fsid == src.fsid; },
+                            nullptr, nullptr);
 }
 
 int Engine::remove(const Cred& c, const Fh& dir, const std::string& name) {
@@ -484,16 +520,21 @@ int Engine::rmdir(const Cred& c, const Fh& dir, const std::string& name) {
 
 int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
                    const std::string& to) {
-  return run(c, "RENAME", 0, false,
-             [&](rpc_context* rpc, RpcCb cb, void* priv) {
-               RENAME3args a;
-               a.from = dirop(from_dir, from);
-               a.to = dirop(to_dir, to);
-               return rpc_nfs3_rename_async(rpc, cb, &a, priv);
-             },
-             // Re-sent after a lost connection to a restarted server (no reply cache): the
-             // source is gone because the first send moved it (a graveyard bury too).
-             [&](void* res) { return nfs3_errno(static_cast<RENAME3res*>(res)->status); }, -ENOENT);
+  bool resent = false;
+  int rv = run(c, "RENAME", 0, false,
+               [&](rpc_context* rpc, RpcCb cb, void* priv) {
+                 RENAME3args a;
+                 a.from = dirop(from_dir, from);
+                 a.to = dirop(to_dir, to);
+                 return rpc_nfs3_rename_async(rpc, cb, &a, priv);
+               },
+               [&](void* res) { return nfs3_errno(static_cast<RENAME3res*>(res)->status); }, 0, &resent);
+  // Re-sent after a lost reply (ganesha's reply cache is per connection): the source is
+  // gone because the first send moved it (a graveyard bury too), if TO is there now.
+  if (rv != -ENOENT || !resent || lookup(c, to_dir, to, nullptr, nullptr) != 0) return rv;
+  SHIM_LOG_INFO("RENAME of '{}' re-sent after a lost connection answered ENOENT: the first send did it", from);
+  resent_done_.fetch_add(1);
+  return 0;
 }
 
 int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {

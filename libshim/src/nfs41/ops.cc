@@ -211,6 +211,7 @@ int Engine::create_obj(const Cred& c, const Fh& dir, uint32_t type, const std::s
   CreateRes cr;
   GetfhRes gf;
   GetattrRes ga;
+  bool rerun = false;
   int rv = run(c,
       [&](Compound& k) {
         if (int rc = encode_putfh(k, fh4(dir)); rc < 0) return rc;
@@ -226,7 +227,16 @@ int Engine::create_obj(const Cred& c, const Fh& dir, uint32_t type, const std::s
         NFS41_STEP(r, decode_getattr(r, want, &ga));
         return 0;
       },
-      true);
+      true, &rerun);
+  if (rv == -EEXIST && rerun) {
+    return exist_after_rerun(c, type == NF4DIR ? "CREATE (directory)" : "CREATE (symlink)", dir, name,
+        [&](const Fh& fh, const Attr& at) {
+          if (type == NF4DIR) return at.type == NF4DIR;
+          std::string t;
+          return at.type == NF4LNK && readlink(c, fh, &t) == 0 && t == target;
+        },
+        out, attr);
+  }
   if (rv != 0) return rv;
   if (out) *out = fh3(gf.fh);
   if (attr) to_attr(ga.attrs, attr);
@@ -264,7 +274,8 @@ int Engine::readlink(const Cred& c, const Fh& fh, std::string* target) {
 int Engine::link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& name) {
   if (int rc = check_component(name); rc < 0) return rc;
   LinkRes lr;
-  return run(c,
+  bool rerun = false;
+  int rv = run(c,
       [&](Compound& k) {
         if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
         encode_savefh(k);
@@ -279,7 +290,28 @@ int Engine::link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& 
         NFS41_STEP(r, decode_link(r, &lr));
         return 0;
       },
-      true);
+      true, &rerun);
+  if (rv != -EEXIST || !rerun) return rv;
+  Attr src;
+  if (getattr(c, fh, &src) != 0) return rv;
+  return exist_after_rerun(c, "LINK", dir, name,
+      [&](const Fh&, const Attr& at) { return at.fileid == src.fileid && at.fsid == src.fsid; },
+      nullptr, nullptr);
+}
+
+int Engine::exist_after_rerun(const Cred& c, const char* what, const Fh& dir,
+                              const std::string& name,
+                              const std::function<bool(const Fh&, const Attr&)>& made, Fh* out,
+                              Attr* attr) {
+  Fh fh;
+  Attr a;
+  if (lookup(c, dir, name, &fh, &a) != 0 || !made(fh, a)) return -EEXIST;
+  SHIM_LOG_INFO("nfs41: {} of '{}' run again in a new session answered EXIST: the lost first "
+                "run made it", what, name);
+  resent_exist_.fetch_add(1);
+  if (out) *out = fh;
+  if (attr) *attr = a;
+  return 0;
 }
 
 int Engine::rerun_done(int rc, bool rerun, const char* what, const std::string& name) {

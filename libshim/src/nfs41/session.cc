@@ -795,6 +795,7 @@ Stats Engine::stats() const {
   s.renewals = renewals_.load();
   s.resent_bytes = resent_bytes_.load();
   s.resent_done = resent_done_.load();
+  s.resent_exist = resent_exist_.load();
   for (auto& c : conns_) {
     s.calls_per_conn.push_back(c->calls());
     s.reconnects += c->reconnects();

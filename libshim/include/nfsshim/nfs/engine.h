@@ -86,6 +86,7 @@ struct EngineStats {
   uint64_t timeouts = 0;      // requests that passed timeo
   uint64_t jukebox = 0;       // NFS3ERR_JUKEBOX answers waited out and asked again
   uint64_t resent_done = 0;   // re-sent REMOVE/RMDIR/RENAME answered ENOENT: done by the first send
+  uint64_t resent_exist = 0;  // re-sent MKDIR/SYMLINK/LINK answered EEXIST for what its first send made
   uint64_t loop_syscalls = 0; // syscalls made by the event loops themselves
   uint64_t loop_iterations = 0;
   std::vector<uint64_t> calls_per_conn;
@@ -161,15 +162,21 @@ class Engine {
   int mount(std::string* why);
   // Runs one RPC synchronously: ISSUE queues it on a context, ON_REPLY decodes the reply
   // (on the loop thread) and returns 0 or -errno.
-  // DONE_ERRNO (REMOVE, RMDIR, RENAME: -ENOENT): the error that, for a call re-sent after a lost
+  // DONE_ERRNO (REMOVE, RMDIR: -ENOENT): the error that, for a call re-sent after a lost
   // connection, means its first send was done (the reply was lost; a restarted server has
   // no reply cache to answer the re-send): 0 instead.
   // NFS3ERR_JUKEBOX (the server is busy with the file: a conflicting NFSv4 share or lock,
   // its grace period, too many open files) is waited out and asked again, as the kernel
   // client does; a soft mount gives -EIO once timeo x (retrans + 1) has passed.
+  // *RESENT (if given): the call was sent more than once (its first reply was lost).
   int run(const Cred& c, const char* what, size_t bytes, bool idempotent,
           const std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)>& issue,
-          const std::function<int(void*)>& on_reply, int done_errno = 0);
+          const std::function<int(void*)>& on_reply, int done_errno = 0, bool* resent = nullptr);
+  // A MKDIR/SYMLINK/LINK re-sent after a lost reply answers EEXIST when its first send made
+  // NAME. MADE says whether what NAME is now is that (a directory; a symlink to the same
+  // target; the same file): then 0 (OUT and ATTR filled), else the -EEXIST.
+  int exist_after_resend(const Cred& c, const char* what, const Fh& dir, const std::string& name,
+                         const std::function<bool(const Fh&, const Attr&)>& made, Fh* out, Attr* attr);
   // NFS3ERR_JUKEBOX: pauses (backoff) before the call is asked again; false when a soft
   // mount's time is up (the caller returns -EIO).
   struct Jukebox {
@@ -180,7 +187,7 @@ class Engine {
   // One round of run(): -EAGAIN is NFS3ERR_JUKEBOX.
   int run_once(const Cred& c, const char* what, size_t bytes, bool idempotent,
                const std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)>& issue,
-               const std::function<int(void*)>& on_reply, int done_errno);
+               const std::function<int(void*)>& on_reply, int done_errno, bool* resent);
   // Loop side: a call finished (ERR 0 and RES the decoded reply, or -errno final).
   void finish(Call* call, int err, void* res);
   // Loop side: CALL's connection failed; send it again elsewhere (or fail it, soft mounts).
@@ -204,7 +211,8 @@ class Engine {
   size_t max_bytes_ = 0;
   int slots_ = 0;
   std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0}, resent_done_{0};
+  std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0}, resent_done_{0},
+      resent_exist_{0};
 };
 
 // UNSTABLE writes of one file with COMMIT on demand (fsync/close) or when the retained data

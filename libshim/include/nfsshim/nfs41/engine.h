@@ -86,6 +86,7 @@ struct Stats {
   uint32_t maxrequest = 0, maxresponse = 0;
   uint64_t resent_bytes = 0;  // FILE_SYNC re-sends after a COMMIT verifier change
   uint64_t resent_done = 0;   // REMOVE/RENAME re-run in a new session answered ENOENT: done
+  uint64_t resent_exist = 0;  // CREATE (dir, symlink)/LINK re-run answered EXIST for its own
   uint64_t loop_syscalls = 0, loop_iterations = 0;
   std::vector<uint64_t> calls_per_conn;
 };
@@ -149,7 +150,9 @@ class Engine {
   // REMOVE and RENAME are not idempotent. A reply lost with its session (server restart)
   // means the call is run again as a new request, which answers NFS4ERR_NOENT if the
   // first run did it: then the call counts as done (Stats::resent_done), as the NFSv3
-  // engine does for a re-sent REMOVE/RENAME. RENAME checks that TO exists first. Within one session the server's reply cache answers a replay correctly.
+  // engine does for a re-sent REMOVE/RENAME. RENAME checks that TO exists first. Likewise
+  // an EXIST from a re-run mkdir/symlink/link whose name is what the first run made
+  // (Stats::resent_exist). Within one session the server's reply cache answers a replay correctly.
   int remove(const Cred& c, const Fh& dir, const std::string& name);
   int rmdir(const Cred& c, const Fh& dir, const std::string& name) { return remove(c, dir, name); }
   int rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
@@ -255,6 +258,12 @@ class Engine {
   int begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait);
   // RC of a REMOVE/RENAME: -ENOENT after a re-run (RERUN) is the lost first run's success.
   int rerun_done(int rc, bool rerun, const char* what, const std::string& name);
+  // A CREATE/LINK re-run answered EXIST: 0 (OUT, ATTR filled) if what NAME is now is what
+  // the lost first run made (MADE: a directory; a symlink to the same target; the same
+  // file), else -EEXIST.
+  int exist_after_rerun(const Cred& c, const char* what, const Fh& dir, const std::string& name,
+                        const std::function<bool(const Fh&, const Attr&)>& made, Fh* out,
+                        Attr* attr);
   struct Piece {
     Build build;
     Decode decode;
@@ -331,7 +340,7 @@ class Engine {
 
   std::atomic<uint64_t> calls_{0}, retries_{0}, delays_{0}, replays_{0}, timeouts_{0},
       session_recoveries_{0}, clientid_recoveries_{0}, reopens_{0}, renewals_{0},
-      resent_bytes_{0}, reclaimed_opens_{0}, resent_done_{0};
+      resent_bytes_{0}, reclaimed_opens_{0}, resent_done_{0}, resent_exist_{0};
   std::atomic<bool> lose_next_reply_{false};
 };
 
