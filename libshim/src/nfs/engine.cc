@@ -415,9 +415,13 @@ int Engine::run(const Cred& c, const char* what, size_t bytes, bool idempotent,
                 const std::function<int(rpc_context*, RpcCb, void*)>& issue,
                 const std::function<int(void*)>& on_reply, int done_errno, bool* resent) {
   Jukebox jb;
+  bool again = false;  // some round was sent more than once: its first send may have run
   for (;;) {
-    int rv = run_once(c, what, bytes, idempotent, issue, on_reply, done_errno, resent);
-    if (rv != -EAGAIN) return rv;
+    int rv = run_once(c, what, bytes, idempotent, issue, on_reply, done_errno, &again);
+    if (rv != -EAGAIN) {
+      if (resent) *resent = again;
+      return rv;
+    }
     if (!jukebox_wait(what, &jb)) return -EIO;
   }
 }
@@ -454,13 +458,14 @@ int Engine::run_once(const Cred& c, const char* what, size_t bytes, bool idempot
   call.issue = issue;
   call.done = [&](int err, void* res) {
     int rv = err ? err : on_reply(res);
-    if (rv != 0 && rv == done_errno && call.attempts > 1) {
+    const bool sent_again = *resent || call.attempts > 1;
+    if (rv != 0 && rv == done_errno && sent_again) {
       SHIM_LOG_INFO("{} re-sent after a lost connection answered {}: the first send did it", what,
                     std::strerror(-rv));
       resent_done_.fetch_add(1);
       rv = 0;
     }
-    if (resent) *resent = call.attempts > 1;  // read by the waiter after the notify below
+    *resent = sent_again;  // read by the waiter after the notify below
     std::lock_guard<std::mutex> g(m);  // notify under the lock: the waiter owns m, cv
     result = rv;
     done = true;

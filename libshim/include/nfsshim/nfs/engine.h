@@ -184,7 +184,8 @@ class Engine {
     int pause_ms = 50;
   };
   bool jukebox_wait(const char* what, Jukebox* jb);
-  // One round of run(): -EAGAIN is NFS3ERR_JUKEBOX.
+  // One round of run(): -EAGAIN is NFS3ERR_JUKEBOX. *RESENT in: an earlier round was sent
+  // more than once; out: so was this one, or an earlier one.
   int run_once(const Cred& c, const char* what, size_t bytes, bool idempotent,
                const std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)>& issue,
                const std::function<int(void*)>& on_reply, int done_errno, bool* resent);
