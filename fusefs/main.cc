@@ -29,7 +29,6 @@
 #include "nfsshim/identity.h"
 #include "nfsshim/log.h"
 #include "nfsshim/mount_table.h"
-#include "nfsshim/nfs/heap_tuning.h"
 #include "nfsshim/stats_file.h"
 #include "nfsshim/sys.h"
 #include "ops_table.h"
@@ -229,13 +228,9 @@ int run(int argc, char** argv) {
                                                    : fs.opts.log_target;
   if (!log::init(kProg, target, fs.opts.log_level, &why)) std::fprintf(stderr, "%s: %s\n", kProg, why.c_str());
   for (const auto& e : cfg_errors) SHIM_LOG_WARN("config: {}", e.str());
-  // SOURCE nfs://...: the direct NFS engine serves the mount (fusefs/nfs/). Its 1 MiB
-  // payload buffers come and go per call: keep them in the heap (heap_tuning.h).
-  if (nfsfs::is_nfs_source(fs.opts.source)) {
-    if (!nfs::keep_io_buffers_in_heap())
-      SHIM_LOG_INFO("mallopt refused the heap settings (a sanitizer's allocator?): buffers stay fresh");
-    return nfsfs::run_nfs_mount(fs.opts, &args, kProg);
-  }
+  // SOURCE nfs://...: the direct NFS engine serves the mount (fusefs/nfs/). The heap is
+  // left at glibc's defaults (heap_tuning.h says why).
+  if (nfsfs::is_nfs_source(fs.opts.source)) return nfsfs::run_nfs_mount(fs.opts, &args, kProg);
 
   // Backing calls must create with exactly the mode the kernel sent (it applied the umask).
   ::umask(0);

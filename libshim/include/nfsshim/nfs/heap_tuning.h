@@ -1,5 +1,9 @@
-// Heap settings for a process that moves NFS data through the engines (nfsshim-fuse with an
-// nfs:// source, the engine benchmark). Not for the preload: it never changes its host's heap.
+// Heap settings for a process that moves NFS data through the engines directly (the engine
+// benchmark, a tool embedding an engine). Not for the preload: it never changes its host's
+// heap. Not used by nfsshim-fuse: through a FUSE mount (4 writers of 400 MiB with fsync,
+// then readers; nconnect=4) it saved no measurable daemon CPU (3.07-3.31 s vs 2.76-3.44 s
+// for 3.2 GiB) and kept more memory (peak RSS 339-424 vs 279-315 MB, idle 339-402 vs
+// 152-237 MB), on a loaded machine.
 #pragma once
 
 namespace nfsshim::nfs {
