@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -222,23 +223,39 @@ void Conn::on_fd_ready(int fd, uint32_t revents) {
 }
 
 void Conn::read_ready() {
-  static thread_local std::vector<uint8_t> buf(256 * 1024);
+  // One recvmsg() fills two pieces: first the rest of the current fragment, straight
+  // into its record (a READ reply's data: no user-space copy, as libnfs does), then BUF
+  // with whatever follows (record marks, small replies, the start of the next big one),
+  // which feed() copies into its records. BUF is small so little of a big reply goes
+  // that way.
+  static thread_local std::vector<uint8_t> buf(64 * 1024);
   for (;;) {
-    ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+    rpc::RecordFramer::Span direct = framer_.payload_span();
+    iovec iov[2];
+    int niov = 0;
+    if (direct.len > 0) iov[niov++] = iovec{direct.data, direct.len};
+    iov[niov++] = iovec{buf.data(), buf.size()};
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = static_cast<size_t>(niov);
+    ssize_t n = ::recvmsg(fd_, &mh, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (n <= 0) {
       lose(n == 0 ? "server closed the connection" : std::strerror(errno));
       return;
     }
-    if (framer_.feed(buf.data(), static_cast<size_t>(n)) < 0) {
+    size_t got = static_cast<size_t>(n);
+    size_t to_record = std::min(got, direct.len);
+    if (framer_.payload_written(to_record) < 0 ||
+        (got > to_record && framer_.feed(buf.data(), got - to_record) < 0)) {
       lose("bad record marking");
       return;
     }
     std::vector<uint8_t> rec;
     while (fd_ >= 0 && framer_.next(&rec)) dispatch(std::move(rec));
     if (fd_ < 0) return;
-    if (static_cast<size_t>(n) < buf.size()) break;
+    if (got < direct.len + buf.size()) break;  // drained; a full read may have more behind it
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace nfsshim::rpc {
 
@@ -34,31 +35,49 @@ int RecordFramer::feed(const uint8_t* data, size_t n) {
       hdr_have_ = 0;
       last_ = (word & kLastFragment) != 0;
       frag_left_ = word & ~kLastFragment;
-      // Checked before buffering anything: a hostile length cannot make us allocate.
-      if (frag_left_ > max_record_ - cur_.size()) {
+      // Checked before allocating anything: a hostile length cannot make us allocate.
+      if (frag_left_ > max_record_ - len_) {
         failed_ = true;
-        cur_.clear();
+        cur_ = std::vector<uint8_t>();
+        len_ = 0;
         return -EMSGSIZE;
       }
       in_fragment_ = true;
-      // Room for the whole fragment at once (bounded by the check above): a 1 MiB READ
-      // reply grown from empty costs a dozen copies and fresh pages.
-      cur_.reserve(cur_.size() + frag_left_);
+      // Room for the whole fragment at once (bounded by the check above), so that
+      // payload_span() can hand it out and a 1 MiB reply is not regrown piecewise.
+      cur_.resize(len_ + frag_left_);
     }
     size_t take = std::min(n, frag_left_);
-    cur_.insert(cur_.end(), data, data + take);
+    if (take > 0) std::memcpy(cur_.data() + len_, data, take);
     data += take;
     n -= take;
+    len_ += take;
     frag_left_ -= take;
-    if (frag_left_ == 0) {
-      in_fragment_ = false;
-      if (last_) {
-        done_.push_back(std::move(cur_));
-        cur_.clear();
-      }
-    }
+    if (frag_left_ == 0) fragment_done();
   }
   return 0;
+}
+
+RecordFramer::Span RecordFramer::payload_span() {
+  if (failed_ || !in_fragment_) return Span{nullptr, 0};
+  return Span{cur_.data() + len_, frag_left_};
+}
+
+int RecordFramer::payload_written(size_t n) {
+  if (failed_) return -EMSGSIZE;
+  if (n > (in_fragment_ ? frag_left_ : 0)) return -EINVAL;
+  len_ += n;
+  frag_left_ -= n;
+  if (in_fragment_ && frag_left_ == 0) fragment_done();
+  return 0;
+}
+
+void RecordFramer::fragment_done() {
+  in_fragment_ = false;
+  if (!last_) return;
+  done_.push_back(std::move(cur_));
+  cur_ = std::vector<uint8_t>();
+  len_ = 0;
 }
 
 bool RecordFramer::next(std::vector<uint8_t>* record) {

@@ -19,14 +19,29 @@ void frame_record(std::vector<uint8_t>* out, const uint8_t* data, size_t n,
                   size_t max_fragment = kMaxFragment);
 
 // Incremental deframer: feed it whatever the socket gave, take whole records out.
+// Big payloads need not pass through feed(): once a fragment's header is in,
+// payload_span() is the record's own memory for the rest of that fragment, so a
+// transport can recv() into it (no copy) and report the bytes with payload_written().
 class RecordFramer {
  public:
+  struct Span {
+    uint8_t* data;
+    size_t len;
+  };
+
   // Records (the sum of their fragments) longer than max_record are refused.
   explicit RecordFramer(size_t max_record) : max_record_(max_record) {}
 
   // Consumes all n bytes. -EMSGSIZE if a record exceeds max_record; the stream is
   // then unusable (the caller closes the connection) and later feeds fail too.
   int feed(const uint8_t* data, size_t n);
+  // Where the current fragment's remaining payload goes: {nullptr, 0} unless a
+  // fragment header has been fed and payload is still due (the next bytes are a
+  // header then: feed() them). Valid until the next call that changes the framer.
+  Span payload_span();
+  // N bytes were written at payload_span().data. -EINVAL if N exceeds payload_span().len
+  // (nothing is taken), -EMSGSIZE if the stream failed before.
+  int payload_written(size_t n);
   // Moves the oldest complete record into *record; false if there is none.
   bool next(std::vector<uint8_t>* record);
 
@@ -34,6 +49,8 @@ class RecordFramer {
   bool failed() const { return failed_; }
 
  private:
+  void fragment_done();
+
   size_t max_record_;
   uint8_t hdr_[4] = {};
   size_t hdr_have_ = 0;       // header bytes collected for the current fragment
@@ -41,7 +58,10 @@ class RecordFramer {
   bool in_fragment_ = false;  // header read, payload pending
   bool last_ = false;         // current fragment is the record's last
   bool failed_ = false;
+  // The record being assembled: its first len_ bytes are valid; cur_ is sized for the
+  // whole current fragment as soon as its header is in.
   std::vector<uint8_t> cur_;
+  size_t len_ = 0;
   std::deque<std::vector<uint8_t>> done_;
 };
 
