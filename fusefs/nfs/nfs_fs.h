@@ -28,13 +28,17 @@ struct Node {
   const uint64_t ino;
   const nfs::Fh fh;
   // node_removal_mu_0: exclusive while a name of the file is being removed (unlink, rename
-  // over, the graveyard REMOVE at the last release), shared while an open counts itself.
+  // over, the graveyard REMOVE at the last release or FORGET), shared while an open counts
+  // itself.
   // Taken before mu and before the table's lock; never held by a waiter on the kernel.
   std::shared_mutex removal_mu;
   std::mutex mu;                               // node_mu_1: the fields below
   uint64_t nlookup = 0;
   int nopen = 0;
   std::string buried;          // graveyard entry name while buried
+  // The entry also stays while the kernel knows the file (nlookup > 0): a file replaced by
+  // rename may still be opened by a path walk that found it before the rename.
+  bool keep_while_known = false;
   std::shared_ptr<FileIo> io;  // while open: open state, UNSTABLE data since the last COMMIT
 };
 
@@ -48,7 +52,7 @@ class NodeTable {
   std::shared_ptr<Node> find(const nfs::Fh& fh);  // no count change; null if unknown
   // The node for FH, created (lookup count 0) if unknown; the caller ends with maybe_drop.
   std::shared_ptr<Node> pin(const nfs::Fh& fh);
-  void forget(uint64_t ino, uint64_t n);
+  void forget(uint64_t ino, uint64_t n);  // through forget_node (nfs_ops.cc): graveyard entries
   void maybe_drop(const std::shared_ptr<Node>& n);  // after nopen reached 0
 
  private:
@@ -78,5 +82,6 @@ fuse_lowlevel_ops make_nfs_ops(bool server_locks);
 // Graveyard (nfs_graveyard.cc).
 int open_graveyard(NfsFs& fs, std::string* why);
 int bury(NfsFs& fs, const nfs::Fh& dir, const std::string& name, std::string* entry);
+int bury_link(NfsFs& fs, const nfs::Fh& file, std::string* entry);
 
 }  // namespace nfsshim::fuse::nfsfs

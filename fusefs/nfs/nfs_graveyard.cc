@@ -62,8 +62,9 @@ int open_graveyard(NfsFs& fs, std::string* why) {
   return 0;
 }
 
-// Moves DIR/NAME into the graveyard under a fresh entry name.
-int bury(NfsFs& fs, const nfs::Fh& dir, const std::string& name, std::string* entry) {
+namespace {
+
+std::string fresh_entry(NfsFs& fs) {
   EntryName en;
   en.kind = 'b';
   en.owner = self_identity();
@@ -71,9 +72,31 @@ int bury(NfsFs& fs, const nfs::Fh& dir, const std::string& name, std::string* en
     std::lock_guard<std::mutex> g(fs.bury_mu);
     en.seq = ++fs.bury_seq;
   }
-  *entry = en.format();
+  return en.format();
+}
+
+}  // namespace
+
+// Moves DIR/NAME into the graveyard under a fresh entry name.
+int bury(NfsFs& fs, const nfs::Fh& dir, const std::string& name, std::string* entry) {
+  *entry = fresh_entry(fs);
   Client& e = *fs.client;
   return e.rename(e.default_cred(), dir, name, fs.graveyard, *entry);
+}
+
+// Adds a graveyard entry for FILE by a hard link (the file keeps its name).
+int bury_link(NfsFs& fs, const nfs::Fh& file, std::string* entry) {
+  *entry = fresh_entry(fs);
+  Client& e = *fs.client;
+  const nfs::Cred c = e.default_cred();
+  int rv = e.link(c, file, fs.graveyard, *entry);
+  if (rv == -EEXIST) {
+    // LINK is not idempotent: re-sent after a lost connection, one that was done answers
+    // EEXIST. The name is ours alone; it counts as done if it is this file.
+    nfs::Fh got;
+    if (e.lookup(c, fs.graveyard, *entry, &got, nullptr) == 0 && got.data == file.data) rv = 0;
+  }
+  return rv;
 }
 
 }  // namespace nfsshim::fuse::nfsfs

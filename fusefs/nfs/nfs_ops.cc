@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <shared_mutex>
 #include <vector>
@@ -61,6 +62,37 @@ bool hidden(fuse_ino_t parent, const char* name, const NfsFs& fs) {
   return parent == FUSE_ROOT_ID && fs.graveyard_name == name;
 }
 
+// N's graveyard entry if nothing needs it any more (taken out of N), else "". N->mu held.
+// Needed while open; for a file replaced by rename (keep_while_known) also while the
+// kernel knows it: an open of it may be on its way (README "ESTALE from open").
+std::string entry_done_locked(Node& n) {
+  if (n.buried.empty() || n.nopen > 0 || (n.keep_while_known && n.nlookup > 0)) return {};
+  n.keep_while_known = false;
+  std::string e;
+  e.swap(n.buried);
+  return e;
+}
+
+void remove_entry(NfsFs& fs, const Node& n, const std::string& entry) {
+  int rv = fs.client->remove(fs.client->default_cred(), fs.graveyard, entry);
+  if (rv < 0) SHIM_LOG_WARN("[ino {}] removing graveyard entry {}: {}", n.ino, entry, std::strerror(-rv));
+}
+
+// The kernel drops COUNT lookups of INO: at the last one a graveyard entry kept for it goes
+// (under the removal guard, like a last release).
+void forget_node(NfsFs& fs, uint64_t ino, uint64_t count) {
+  auto n = fs.nodes->get(ino);
+  if (!n) return;
+  std::unique_lock<std::shared_mutex> guard(n->removal_mu);
+  fs.nodes->forget(ino, count);
+  std::string entry;
+  {
+    std::lock_guard<std::mutex> g(n->mu);
+    entry = entry_done_locked(*n);
+  }
+  if (!entry.empty()) remove_entry(fs, *n, entry);
+}
+
 // Replies the entry of a call that returned RV with FH and A, or its error.
 void reply_entry(fuse_req_t req, int rv, const nfs::Fh& fh, const nfs::Attr& a) {
   if (rv < 0) {
@@ -75,7 +107,7 @@ void reply_entry(fuse_req_t req, int rv, const nfs::Fh& fh, const nfs::Attr& a) 
   to_stat(a, &e.attr);
   e.attr_timeout = fs.opts.attr_timeout;
   e.entry_timeout = fs.opts.entry_timeout;
-  if (fuse_reply_entry(req, &e) == -ENOENT) fs.nodes->forget(n->ino, 1);  // interrupted
+  if (fuse_reply_entry(req, &e) == -ENOENT) forget_node(fs, n->ino, 1);  // interrupted
 }
 
 #define NODE_OR_FAIL(n, req, ino)   \
@@ -99,12 +131,12 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
 }
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) noexcept {
-  fs_of(req).nodes->forget(ino, nlookup);
+  forget_node(fs_of(req), ino, nlookup);
   fuse_reply_none(req);
 }
 
 void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) noexcept {
-  for (size_t i = 0; i < count; ++i) fs_of(req).nodes->forget(forgets[i].ino, forgets[i].nlookup);
+  for (size_t i = 0; i < count; ++i) forget_node(fs_of(req), forgets[i].ino, forgets[i].nlookup);
   fuse_reply_none(req);
 }
 
@@ -234,33 +266,46 @@ bool held_open(const std::shared_ptr<Node>& n, const nfs::Attr& a) {
 // removal guard held until the call is done: no open of it can count itself between our
 // "is it open?" and the call (an open that came first is seen and the file buried; one that
 // comes after finds the file gone and returns ESTALE, on which the kernel looks the name up
-// again).
+// again). A rename over a file keeps it by a hard link instead (keep_target) and lets the
+// guard go during the RENAME.
 struct Removal {
   NfsFs* fs = nullptr;
   std::shared_ptr<Node> node;
   std::unique_lock<std::shared_mutex> guard;
+  std::chrono::steady_clock::time_point since;  // guard taken
+  std::string kept;                             // keep_target's graveyard entry
   Removal() = default;
   Removal(const Removal&) = delete;
   Removal& operator=(const Removal&) = delete;
   ~Removal() {
-    if (guard) guard.unlock();
+    if (guard) {
+      guard.unlock();
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since);
+      if (ms.count() >= 100) SHIM_LOG_DEBUG("[ino {}] removal guard held {} ms", node->ino, ms.count());
+    }
     if (node) fs->nodes->maybe_drop(node);
   }
 };
 
-// Buries DIR/NAME if it is held open; returns 1 if buried, 0 if not held, -errno. *R keeps
-// the file's removal guard for the caller's REMOVE or RENAME.
-int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r) {
-  nfs::Fh fh;
-  nfs::Attr a;
-  int rv = fs.client->lookup(c, dir, name, &fh, &a);
+// Looks DIR/NAME up for a removal: *R gets its node and holds its removal guard. 1 found
+// (*FH, *A), 0 no such name, -errno.
+int removal_target(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r,
+                   nfs::Fh* fh, nfs::Attr* a) {
+  int rv = fs.client->lookup(c, dir, name, fh, a);
   if (rv < 0) return rv == -ENOENT ? 0 : rv;
   r->fs = &fs;
-  r->node = fs.nodes->pin(fh);
+  r->node = fs.nodes->pin(*fh);
   r->guard = std::unique_lock<std::shared_mutex>(r->node->removal_mu);
+  r->since = std::chrono::steady_clock::now();
+  return 1;
+}
+
+// The target of *R (DIR/NAME, attributes A) is about to lose its last name: if it is held
+// open, moves it into the graveyard. 1 buried, 0 not held, -errno.
+int bury_held(NfsFs& fs, const nfs::Fh& dir, const std::string& name, const nfs::Attr& a, Removal* r) {
   if (!held_open(r->node, a)) return 0;
   std::string entry;
-  rv = bury(fs, dir, name, &entry);
+  int rv = bury(fs, dir, name, &entry);
   if (rv < 0) return rv;
   {
     std::lock_guard<std::mutex> g(r->node->mu);
@@ -268,6 +313,72 @@ int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::s
   }
   SHIM_LOG_DEBUG("buried {} as {}", name, entry);
   return 1;
+}
+
+// Buries DIR/NAME if it is held open; returns 1 if buried, 0 if not held, -errno. *R keeps
+// the file's removal guard for the caller's REMOVE.
+int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r) {
+  nfs::Fh fh;
+  nfs::Attr a;
+  int rv = removal_target(fs, c, dir, name, r, &fh, &a);
+  return rv <= 0 ? rv : bury_held(fs, dir, name, a, r);
+}
+
+// Before a RENAME over DIR/NAME. A regular file with no other name that the kernel knows
+// gets a graveyard entry by a hard link first, so that it outlives the RENAME while it may
+// still be opened: by its holders, and by opens whose path walk found it before the rename
+// (the kernel does not order those with our RENAME: each got ESTALE, and a second one after
+// the kernel's single retry reached the application). The rename stays atomic (the name
+// is never missing). The entry goes at the last release or forget (entry_done_locked); the
+// guard is let go during the RENAME. If the server refuses the LINK, a held file is buried
+// by a rename instead. 0 or -errno.
+int keep_target(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r) {
+  nfs::Fh fh;
+  nfs::Attr a;
+  int rv = removal_target(fs, c, dir, name, r, &fh, &a);
+  if (rv <= 0) return rv;
+  bool known;
+  {
+    std::lock_guard<std::mutex> g(r->node->mu);
+    known = (r->node->nlookup > 0 || r->node->nopen > 0) && r->node->buried.empty();
+  }
+  if (!S_ISREG(a.st_mode()) || a.nlink > 1 || !known) return 0;  // the RENAME takes no one's file
+  std::string entry;
+  rv = bury_link(fs, fh, &entry);
+  if (rv < 0) {
+    static std::atomic<bool> told{false};
+    if (!told.exchange(true))
+      SHIM_LOG_WARN("keeping a file replaced by rename: LINK into the graveyard failed ({}): files held "
+                    "open are moved there instead, others are replaced at once (logged once)",
+                    std::strerror(-rv));
+    rv = bury_held(fs, dir, name, a, r);
+    return rv < 0 ? rv : 0;
+  }
+  {
+    std::lock_guard<std::mutex> g(r->node->mu);
+    r->node->buried = entry;
+    r->node->keep_while_known = true;
+  }
+  r->kept = entry;
+  r->guard.unlock();  // an open of it may count itself during the RENAME: the file stays
+  return 0;
+}
+
+// After the RENAME (RV) over keep_target's file: its entry goes now if nothing needs it
+// (the kernel forgot the file meanwhile, or the RENAME failed and the file still has its
+// name: then unless open, in case it did happen), else at the last release or forget.
+void settle_kept(NfsFs& fs, Removal* r, int rv) {
+  r->guard.lock();
+  r->since = std::chrono::steady_clock::now();
+  std::string entry;
+  {
+    std::lock_guard<std::mutex> g(r->node->mu);
+    if (r->node->buried == r->kept) {
+      if (rv < 0 && r->node->nopen == 0) r->node->keep_while_known = false;
+      entry = entry_done_locked(*r->node);
+    }
+  }
+  if (!entry.empty()) remove_entry(fs, *r->node, entry);
 }
 
 void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
@@ -320,34 +431,33 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
       return;
     }
   } else {
-    // A target that is held open keeps its data for the holders.
-    int rv = bury_if_held(fs, c, np->fh, newname, &r);
+    // The target stays for its holders and for opens on their way (keep_target).
+    int rv = keep_target(fs, c, np->fh, newname, &r);
     if (rv < 0) {
       fuse_reply_err(req, -rv);
       return;
     }
   }
   int rv = fs.client->rename(c, p->fh, name, np->fh, newname);
+  if (!r.kept.empty()) settle_kept(fs, &r, rv);
   fuse_reply_err(req, -rv);
 }
 
 // Drops one open of N: at the last one the FileIo goes and a buried file is removed from
-// the graveyard, under N's removal guard (an open counting itself waits, then finds the
-// file gone: ESTALE, and the kernel looks its name up again).
+// the graveyard unless the kernel may still open it (entry_done_locked), under N's removal
+// guard (an open counting itself waits, then finds the file gone: ESTALE, and the kernel
+// looks its name up again).
 void drop_open(NfsFs& fs, const std::shared_ptr<Node>& n) {
   std::unique_lock<std::shared_mutex> guard(n->removal_mu);
-  std::string buried;
+  std::string entry;
   {
     std::lock_guard<std::mutex> g(n->mu);
     if (--n->nopen == 0) {
       n->io.reset();
-      buried.swap(n->buried);
+      entry = entry_done_locked(*n);
     }
   }
-  if (!buried.empty()) {
-    int rv = fs.client->remove(fs.client->default_cred(), fs.graveyard, buried);
-    if (rv < 0) SHIM_LOG_WARN("[ino {}] removing graveyard entry {}: {}", n->ino, buried, std::strerror(-rv));
-  }
+  if (!entry.empty()) remove_entry(fs, *n, entry);
   guard.unlock();
   fs.nodes->maybe_drop(n);
 }
@@ -393,16 +503,21 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   nfs::Cred c = cred_of(req, false);
   uint64_t handle = 0;
   int rv;
+  std::chrono::milliseconds waited{0};
   {
     // The file exists now and stays (counted) until our release, or we fail: a removal of
     // its last name cannot fall between the check and the count.
+    const auto t0 = std::chrono::steady_clock::now();
     std::shared_lock<std::shared_mutex> guard(n->removal_mu);
+    waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
     // Close-to-open: fresh attributes at every open; the page cache is dropped (keep_cache 0).
     nfs::Attr a;
     rv = fs.client->getattr(c, n->fh, &a);
     if (rv == 0) rv = start_open(fs, c, n, fi->flags, nullptr, &handle);
   }
   if (rv < 0) {
+    if (rv == -ESTALE)
+      SHIM_LOG_DEBUG("[ino {}] open: ESTALE, removed meanwhile (waited {} ms for a removal)", ino, waited.count());
     fs.nodes->maybe_drop(n);
     fuse_reply_err(req, -rv);
     return;
@@ -435,7 +550,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     rv = start_open(fs, c, n, fi->flags, std::move(created), &handle);
   }
   if (rv < 0) {
-    fs.nodes->forget(n->ino, 1);
+    forget_node(fs, n->ino, 1);
     fuse_reply_err(req, -rv);
     return;
   }
@@ -449,7 +564,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   fi->keep_cache = 0;
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {  // interrupted
     end_open(fs, c, n, handle);
-    fs.nodes->forget(n->ino, 1);
+    forget_node(fs, n->ino, 1);
   }
 }
 
@@ -462,6 +577,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   NODE_OR_FAIL(n, req, ino);
   auto io = io_of(n);
   if (!io) {
+    SHIM_LOG_DEBUG("[ino {}] read {} at {}: not open", ino, size, off);
     fuse_reply_err(req, EBADF);
     return;
   }
@@ -469,6 +585,8 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   if (buf.size() < size) buf.resize(size);
   ssize_t rv = io->read(cred_of(req, false), fi->fh, static_cast<uint64_t>(off), size, buf.data());
   if (rv < 0) {
+    // A page-in answered with an error is a SIGBUS in the application.
+    SHIM_LOG_DEBUG("[ino {}] read {} at {}: {}", ino, size, off, std::strerror(static_cast<int>(-rv)));
     fuse_reply_err(req, static_cast<int>(-rv));
     return;
   }
@@ -596,7 +714,7 @@ void do_readdir(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool
       e.entry_timeout = fs.opts.entry_timeout;
       len = fuse_add_direntry_plus(req, buf.data() + used, left, de.name.c_str(), &e, static_cast<off_t>(i + 1));
       if (len > left) {  // did not fit: the kernel never sees this entry, so no lookup count
-        fs.nodes->forget(n->ino, 1);
+        forget_node(fs, n->ino, 1);
         break;
       }
     } else if (plus) {

@@ -61,8 +61,19 @@ void note_error(const char* op, const std::string& path, int err, bool enoent_ok
   // Shown per kind: a flood of one kind must not hide the first of another.
   static std::atomic<int> shown_forbidden{0}, shown_other{0};
   std::atomic<int>& shown = kind[0] == 'F' ? shown_forbidden : shown_other;
-  if (shown++ < 20) std::fprintf(stderr, "torture[%d]: %s error: %s %s: %s\n", getpid(), kind, op,
-                                 path.c_str(), std::strerror(err));
+  if (shown++ >= 20) return;
+  // A forbidden one also says when (UTC wall clock), to be matched with the daemon's log.
+  char when[64] = "";
+  if (kind[0] == 'F') {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    tm t;
+    gmtime_r(&ts.tv_sec, &t);
+    std::snprintf(when, sizeof when, " (at %02d:%02d:%02d.%03ld UTC)", t.tm_hour, t.tm_min, t.tm_sec,
+                  ts.tv_nsec / 1000000);
+  }
+  std::fprintf(stderr, "torture[%d]: %s error: %s %s: %s%s\n", getpid(), kind, op, path.c_str(),
+               std::strerror(err), when);
 }
 
 std::string hex16(uint64_t v) {

@@ -82,6 +82,13 @@ void drain(Worker* w) {
   }
 }
 
+// A worker's end (waitpid status ST) that fails the run: anything but a clean exit, unless
+// the daemon is meant to be killed under it (then a disconnect may end it any way).
+bool bad_end(int st) {
+  bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  return !ok && !(g_policy.disconnect_ok && (WIFSIGNALED(st) || WEXITSTATUS(st) == 0));
+}
+
 void add(Totals* sum, const Totals& t) {
   for (auto& kv : t) (*sum)[kv.first] += kv.second;
 }
@@ -127,7 +134,14 @@ int run_load(const LoadOptions& o, char* self) {
       Worker& w = ws[rng() % ws.size()];
       if (w.pid > 0) {
         ::kill(w.pid, SIGKILL);
-        ::waitpid(w.pid, nullptr, 0);
+        int st = 0;
+        ::waitpid(w.pid, &st, 0);
+        // It may have ended on its own just before (a SIGBUS, a failed check): that counts.
+        if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) && bad_end(st)) {
+          ++bad_exits;
+          std::fprintf(stderr, "torture: worker %d (gen %d) ended with %s %d just before its SIGKILL\n", w.slot,
+                       w.gen, WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        }
         drain(&w);
         ::close(w.fd);
         add(&sum, w.last);
@@ -145,8 +159,7 @@ int run_load(const LoadOptions& o, char* self) {
       drain(&w);
       ::close(w.fd);
       add(&sum, w.last);
-      bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-      if (!ok && !(g_policy.disconnect_ok && (WIFSIGNALED(st) || WEXITSTATUS(st) == 0))) {
+      if (bad_end(st)) {
         ++bad_exits;
         std::fprintf(stderr, "torture: worker %d (gen %d) ended with %s %d\n", w.slot, w.gen,
                      WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));

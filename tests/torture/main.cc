@@ -7,6 +7,8 @@
 //   worker  (started by load)
 //   names   --dir D [--depth N --component-len N --entries N]
 //   race    --dir D --outside O [--graveyard-dir G] [--seconds S] [--label L]
+//   replace --dir D [--seconds S --readers N]   readers of a file replaced by rename in a loop
+//   stale-size --dir D [--seconds S --list 0|1 --fstat 0|1]   a growing file mapped at its end while the dir is listed
 //   verify  --dir D [--backing B] [--zeros-ok]   check a tree once (after a crash)
 //   reap-once PATH
 // Exit status: 0 every check passed, 1 a check failed, 2 bad usage.
@@ -20,6 +22,8 @@
 #include "load.h"
 #include "names.h"
 #include "race.h"
+#include "replace.h"
+#include "stale_size.h"
 #include "verify.h"
 
 using namespace torture;
@@ -27,7 +31,7 @@ using namespace torture;
 namespace {
 
 int usage(const std::string& why) {
-  std::fprintf(stderr, "torture_driver: %s\nusage: torture_driver load|names|race|verify --dir DIR [options] (see main.cc)\n",
+  std::fprintf(stderr, "torture_driver: %s\nusage: torture_driver load|names|race|replace|stale-size|verify --dir DIR [options] (see main.cc)\n",
                why.c_str());
   return 2;
 }
@@ -109,6 +113,10 @@ int main(int argc, char** argv) {
     if (out.empty()) return usage("race needs --outside DIR");
     return run_race(dir, out, str("--graveyard-dir", ""), num("--seconds", 10), str("--label", "race"), argv[0]);
   }
+  if (cmd == "replace")
+    return run_replace(dir, num("--seconds", 10), static_cast<int>(num("--readers", 4)));
+  if (cmd == "stale-size")
+    return run_stale_size(dir, num("--seconds", 10), num("--list", 1) != 0, num("--fstat", 1) != 0);
   if (cmd == "verify") {
     TreeCheck t = check_tree(dir, ".graveyard.nfsshim", true, kv.count("--zeros-ok"));
     TreeCheck b = check_tree(str("--backing", dir), ".graveyard.nfsshim", false, false);

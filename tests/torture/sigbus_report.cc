@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 
 namespace torture {
 namespace {
@@ -52,7 +53,24 @@ void on_sigbus(int, siginfo_t* si, void*) {
   o.s(" code ");
   o.num(static_cast<uint64_t>(si->si_code), 10);
   o.s(si->si_code == BUS_ADRERR ? " (BUS_ADRERR: page-in failed or past the size)" : "");
-  o.s("\n");
+  // When (UTC time of day, ms), to be matched with the daemon's log.
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  const uint64_t ms = static_cast<uint64_t>(ts.tv_sec % 86400) * 1000 + static_cast<uint64_t>(ts.tv_nsec / 1000000);
+  auto two = [&o](uint64_t v) {
+    if (v < 10) o.s("0");
+    o.num(v, 10);
+  };
+  o.s(" at ");
+  two(ms / 3600000);
+  o.s(":");
+  two(ms / 60000 % 60);
+  o.s(":");
+  two(ms / 1000 % 60);
+  o.s(".");
+  if (ms % 1000 < 100) o.s("0");
+  two(ms % 1000);
+  o.s(" UTC\n");
   o.flush();
   size_t len = 0;
   int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -96,7 +114,10 @@ void on_sigbus(int, siginfo_t* si, void*) {
     line = end + 1;
   }
   errno = saved;
-  // SA_RESETHAND: the fault repeats on return and the default action ends the process.
+  // The process dies of it as it would without us (SA_RESETHAND made the action the
+  // default): not by returning, since the fault may not repeat (a size the kernel was late
+  // with has caught up meanwhile) and the SIGBUS would go uncounted.
+  ::kill(::getpid(), SIGBUS);
 }
 
 }  // namespace

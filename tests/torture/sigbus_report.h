@@ -5,8 +5,8 @@
 
 namespace torture {
 
-// Installs the reporter (once, at worker start). It writes to stderr, then the signal is
-// delivered again with its default action (the process dies of SIGBUS, as before).
+// Installs the reporter (once, at worker start). It writes to stderr, then the process
+// dies of SIGBUS (sent again with the default action), even if the fault would not repeat.
 void install_sigbus_report();
 
 }  // namespace torture
