@@ -667,36 +667,55 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   fuse_reply_err(req, 0);
 }
 
+// A directory listing is read from the server at the first READDIR(PLUS) (and again at
+// offset 0), not at OPENDIR, and the attributes in it go to the kernel only in the reply to
+// the request that read it. The kernel accepts the attributes in a READDIRPLUS reply if no
+// change of the file finished before that request started; attributes read earlier (at
+// OPENDIR, or for an earlier request) may predate a write that finished since, and would set
+// the file's size back: a mapping then faults past the end (SIGBUS), reads end early.
+// Later chunks of a long listing go without attributes (the kernel looks those names up).
 struct DirHandle {
+  std::shared_ptr<Node> node;
+  bool loaded = false;
   std::vector<nfs::DirEntry> entries;
 };
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
-  NfsFs& fs = fs_of(req);
   auto* d = new (std::nothrow) DirHandle;
   if (!d) {
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  int rv = fs.client->readdirplus(cred_of(req), n->fh, &d->entries);
-  if (rv < 0) {
-    delete d;
-    fuse_reply_err(req, -rv);
-    return;
-  }
-  if (ino == FUSE_ROOT_ID) {
+  d->node = n;
+  fi->fh = reinterpret_cast<uint64_t>(d);
+  if (fuse_reply_open(req, fi) == -ENOENT) delete d;
+}
+
+// Reads D's listing from the server; the graveyard is left out of the root's.
+int load_listing(fuse_req_t req, NfsFs& fs, DirHandle* d) {
+  int rv = fs.client->readdirplus(cred_of(req), d->node->fh, &d->entries);
+  if (rv < 0) return rv;
+  if (d->node->ino == FUSE_ROOT_ID) {
     auto& v = d->entries;
     for (size_t i = 0; i < v.size(); ++i)
       if (v[i].name == fs.graveyard_name) v.erase(v.begin() + static_cast<long>(i--));
   }
-  fi->fh = reinterpret_cast<uint64_t>(d);
-  if (fuse_reply_open(req, fi) == -ENOENT) delete d;
+  d->loaded = true;
+  return 0;
 }
 
 void do_readdir(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool plus) {
   NfsFs& fs = fs_of(req);
   auto* d = reinterpret_cast<DirHandle*>(fi->fh);
+  bool fresh = false;  // read for this request: its attributes may go to the kernel
+  if (off == 0 || !d->loaded) {
+    if (int rv = load_listing(req, fs, d); rv < 0) {
+      fuse_reply_err(req, -rv);
+      return;
+    }
+    fresh = true;
+  }
   std::vector<char> buf(size);
   size_t used = 0;
   for (size_t i = static_cast<size_t>(off); i < d->entries.size(); ++i) {
@@ -704,7 +723,7 @@ void do_readdir(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool
     bool dot = de.name == "." || de.name == "..";
     size_t left = size - used;
     size_t len;
-    if (plus && !dot && de.has_fh && de.has_attr) {
+    if (plus && fresh && !dot && de.has_fh && de.has_attr) {
       auto n = fs.nodes->remember(de.fh);
       fuse_entry_param e;
       std::memset(&e, 0, sizeof e);
@@ -718,7 +737,8 @@ void do_readdir(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool
         break;
       }
     } else if (plus) {
-      fuse_entry_param e;  // no inode for the kernel (ino 0): ".", "..", or no handle sent
+      // No inode for the kernel (ino 0): ".", "..", no handle sent, or not fresh.
+      fuse_entry_param e;
       std::memset(&e, 0, sizeof e);
       e.attr.st_ino = de.fileid;
       e.attr.st_mode = de.has_attr ? de.attr.st_mode() : 0;

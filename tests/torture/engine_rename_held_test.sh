@@ -8,7 +8,10 @@
 #    and read it whole; every open must succeed, and the daemon must not have answered any
 #    of their OPENs with ESTALE (its debug log says "open: ESTALE"): each one the kernel
 #    retried once, and two in a row reached the application (1 in ~250 in the torture load).
-# Private nfs-ganesha on 127.0.0.1:25149/25148 (FSAL VFS). Exit 0 iff both pass. Needs root,
+# 3. `torture_driver stale-size --fstat 0 --list 1` for SECONDS: a file appended to, mapped
+#    up to what the appends returned, its directory listed: no SIGBUS (README.md, "Found and
+#    fixed: SIGBUS on a mapping").
+# Private nfs-ganesha on 127.0.0.1:25149/25148 (FSAL VFS). Exit 0 iff all pass. Needs root,
 # /dev/fuse, nfs-ganesha; NFSSHIM_BUILD names the build dir, NFSSHIM_FUSE_BIN another daemon
 # binary (to show the test fails without the fix).
 set -uo pipefail
@@ -46,4 +49,11 @@ rrc=${PIPESTATUS[0]}
 stale=$(tail -n +"$((before + 1))" "$w/fuse.log" | grep -c 'open: ESTALE')
 echo "OPENs the daemon answered ESTALE (each retried once by the kernel): $stale"
 if [ "$rrc" = 0 ] && [ "$stale" = 0 ]; then echo "PASS: replace"; else echo "FAIL: replace"; rc=1; fi
+# 3. A file grows by appends while a reader maps what the appends returned and the directory
+#    is listed: READDIRPLUS attributes older than an append must never set the size back
+#    (SIGBUS on the mapping; the old daemon: within 10 s, 2 runs of 2).
+mkdir -p "$w/mnt/s"
+"$build/tests/torture/torture_driver" stale-size --dir "$w/mnt/s" --seconds "$secs" --list 1 --fstat 0 2>&1 | tail -n 12
+src=${PIPESTATUS[0]}
+if [ "$src" = 0 ]; then echo "PASS: stale-size"; else echo "FAIL: stale-size (exit $src)"; rc=1; fi
 exit $rc

@@ -8,8 +8,8 @@
 #   --minutes N   total load time to spread over the load phases (default: smoke, ~3 min
 #                 wall in all); N >= 10 also runs the 1e6-entry directory
 #   --phases L    comma-separated subset of: preload,fuse,fusekill,readonly,enospc,
-#                 security,names,engine (default: all of these, but the smoke leaves
-#                 engine out for now), and uml (never by default: the real NFS client in
+#                 security,names,engine (default: all of these), and uml (never by
+#                 default: the real NFS client in
 #                 user-mode-linux against nfs-ganesha, slow)
 #   --no-shim     run the preload phases WITHOUT the preload: they must then fail
 #                 (EBUSY/ENOTEMPTY, .fuse_hidden leftovers): shows the suite bites
@@ -33,11 +33,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ $minutes =~ ^[0-9]+$ ]] || { echo "torture: --minutes wants a whole number, got '$minutes'" >&2; exit 2; }
-# The smoke (CI) leaves `engine` out: about half its runs die of a SIGBUS on a mapping of a
-# growing segment (README.md, "Found, not fixed yet"); the full run has it.
 if [ -z "$phases" ]; then
-  phases=preload,fuse,fusekill,readonly,enospc,security,names
-  [ "$minutes" -gt 0 ] && phases+=,engine
+  phases=preload,fuse,fusekill,readonly,enospc,security,names,engine
 fi
 for f in "$DRIVER" "$PRELOAD" "$FUSE" "$CLI" "$HOLDER"; do
   [ -x "$f" ] || [ -f "$f" ] || { echo "torture: $f not built (NFSSHIM_BUILD=$BUILD)" >&2; exit 2; }
