@@ -2,6 +2,8 @@
 // first thing a server's bytes meet. Input byte 0 'R' (round trip): the rest makes up
 // to 8 records, frames them with a random fragment size and feeds the stream in random
 // pieces; anything else: raw stream bytes fed in pieces into a framer with a small limit.
+// Each piece goes in by feed() or, as the NFSv4.1 transport does, the payload due straight
+// into payload_span() (payload_written()), a fuzzed choice per step.
 // Invariants: the records come out exactly as framed, in order, and only once complete;
 // a raw stream never yields a record over the limit, and after -EMSGSIZE every feed fails.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -19,6 +21,33 @@ using nfsshim::rpc::RecordFramer;
 
 namespace {
 
+// Gives the piece to F as a transport does: by feed(), or (a fuzzed choice per step) the
+// payload due straight into payload_span() with payload_written(), headers by feed().
+int give(FuzzedDataProvider& in, RecordFramer& f, const std::vector<uint8_t>& piece) {
+  size_t at = 0;
+  while (at < piece.size()) {
+    RecordFramer::Span sp = f.payload_span();
+    const size_t left = piece.size() - at;
+    if (sp.len > 0 && in.ConsumeBool()) {
+      size_t k = std::min(sp.len, left);
+      if (in.ConsumeBool()) k = in.ConsumeIntegralInRange<size_t>(1, k);
+      std::copy(piece.begin() + static_cast<long>(at), piece.begin() + static_cast<long>(at + k), sp.data);
+      int rc = f.payload_written(k);
+      FUZZ_CHECK(rc == 0, "payload_written(%zu) of a span of %zu returned %d", k, sp.len, rc);
+      FUZZ_CHECK(f.payload_written(f.payload_span().len + 1) == -EINVAL || f.failed(),
+                 "payload_written past the span was taken");
+      at += k;
+      continue;
+    }
+    // Headers (or everything, by choice) through feed(): one byte or the rest.
+    size_t k = sp.len == 0 && in.ConsumeBool() ? 1 : left;
+    int rc = f.feed(piece.data() + at, k);
+    if (rc < 0) return rc;
+    at += k;
+  }
+  return 0;
+}
+
 void feed_in_pieces(FuzzedDataProvider& in, RecordFramer& f, const std::vector<uint8_t>& stream,
                     std::vector<std::vector<uint8_t>>* got, bool* failed) {
   size_t pos = 0;
@@ -27,7 +56,7 @@ void feed_in_pieces(FuzzedDataProvider& in, RecordFramer& f, const std::vector<u
     // An exact-size copy of the piece: ASan sees any read outside it.
     std::vector<uint8_t> piece(stream.begin() + static_cast<long>(pos),
                                stream.begin() + static_cast<long>(pos + n));
-    int rc = f.feed(piece.data(), piece.size());
+    int rc = give(in, f, piece);
     FUZZ_CHECK(rc == 0 || rc == -EMSGSIZE, "feed returned %d", rc);
     if (*failed) FUZZ_CHECK(rc != 0, "feed succeeded after -EMSGSIZE");
     if (rc < 0) *failed = true;
