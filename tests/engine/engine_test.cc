@@ -386,6 +386,16 @@ TEST_F(EngineTest, JukeboxIsWaitedOutThenTheCallSucceeds) {
 // though the first send did it. The engine counts that as done: the application never
 // sees an error, and every file ends where it should. Runs until such a re-send happened
 // (the case under test) or 30 s.
+// An engine of its own on the test's export, NCONNECT connections (its connections are
+// dropped under it; the fixture's engine_ stays untouched).
+std::unique_ptr<Engine> open_own_engine(NfsUrl u, int nconnect) {
+  u.nconnect = nconnect;
+  std::unique_ptr<Engine> e;
+  std::string why;
+  EXPECT_EQ(Engine::open(u, &e, &why), 0) << why;
+  return e;
+}
+
 // Every connection to PORT dropped (ss -K) every 40 ms until DONE() or 30 s; the drops.
 int drop_connections_until(int port, const std::function<bool()>& done) {
   const std::string kill = "ss -K -tn state established '( dport = :" + std::to_string(port) +
@@ -402,10 +412,8 @@ int drop_connections_until(int port, const std::function<bool()>& done) {
 
 TEST_F(EngineTest, RenameAndRemoveReSentAfterALostReplyAreDone) {
   NfsUrl u = engine_->url();
-  u.nconnect = 2;
-  std::unique_ptr<Engine> e;
-  std::string why;
-  ASSERT_EQ(Engine::open(u, &e, &why), 0) << why;
+  std::unique_ptr<Engine> e = open_own_engine(u, 2);
+  ASSERT_TRUE(e);
   const Cred c = e->default_cred();
   std::atomic<bool> stop{false};
   std::atomic<int> errors{0};
@@ -458,10 +466,8 @@ TEST_F(EngineTest, RenameAndRemoveReSentAfterALostReplyAreDone) {
 // target; the same file), never EEXIST.
 TEST_F(EngineTest, MkdirSymlinkLinkReSentAfterALostReplyAreDone) {
   NfsUrl u = engine_->url();
-  u.nconnect = 2;
-  std::unique_ptr<Engine> e;
-  std::string why;
-  ASSERT_EQ(Engine::open(u, &e, &why), 0) << why;
+  std::unique_ptr<Engine> e = open_own_engine(u, 2);
+  ASSERT_TRUE(e);
   const Cred c = e->default_cred();
   std::atomic<bool> stop{false};
   std::atomic<int> errors{0};
