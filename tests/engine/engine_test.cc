@@ -396,8 +396,13 @@ std::unique_ptr<Engine> open_own_engine(NfsUrl u, int nconnect) {
   return e;
 }
 
-// Every connection to PORT dropped (ss -K) every 40 ms until DONE() or 30 s; the drops.
-int drop_connections_until(int port, const std::function<bool()>& done) {
+// WORK(t, stop) on 4 threads while every connection to PORT is dropped (ss -K) every
+// 40 ms until DONE() or 30 s; then STOP is set and the threads joined. The drops.
+int run_while_dropping(int port, const std::function<void(int, const std::atomic<bool>&)>& work,
+                       const std::function<bool()>& done) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) ts.emplace_back([&, t] { work(t, stop); });
   const std::string kill = "ss -K -tn state established '( dport = :" + std::to_string(port) +
                            " )' > /dev/null 2>&1";
   auto t0 = std::chrono::steady_clock::now();
@@ -407,6 +412,8 @@ int drop_connections_until(int port, const std::function<bool()>& done) {
     EXPECT_EQ(std::system(kill.c_str()), 0);
     ++drops;
   }
+  stop = true;
+  for (auto& th : ts) th.join();
   return drops;
 }
 
@@ -415,36 +422,31 @@ TEST_F(EngineTest, RenameAndRemoveReSentAfterALostReplyAreDone) {
   std::unique_ptr<Engine> e = open_own_engine(u, 2);
   ASSERT_TRUE(e);
   const Cred c = e->default_cred();
-  std::atomic<bool> stop{false};
   std::atomic<int> errors{0};
-  std::vector<std::thread> ts;
   std::vector<int> flips(4, 0);
-  for (int t = 0; t < 4; ++t) {
-    ts.emplace_back([&, t] {
-      const std::string a = "r" + std::to_string(t) + "a", b = "r" + std::to_string(t) + "b";
-      if (e->create(c, dir_, a, 0644, true, nullptr, nullptr) != 0) ++errors;
-      for (int i = 0; !stop; ++i) {
-        int rv = e->rename(c, dir_, i % 2 ? b : a, dir_, i % 2 ? a : b);
-        if (rv != 0) {
-          std::fprintf(stderr, "rename %d: %s\n", i, std::strerror(-rv));
-          ++errors;
-          break;
-        }
-        ++flips[t];
-        const std::string tmp = "x" + std::to_string(t) + "_" + std::to_string(i);
-        rv = e->create(c, dir_, tmp, 0644, false, nullptr, nullptr);
-        if (rv == 0) rv = e->remove(c, dir_, tmp);
-        if (rv != 0) {
-          std::fprintf(stderr, "create/remove %s: %s\n", tmp.c_str(), std::strerror(-rv));
-          ++errors;
-          break;
-        }
+  auto work = [&](int t, const std::atomic<bool>& stop) {
+    const std::string a = "r" + std::to_string(t) + "a", b = "r" + std::to_string(t) + "b";
+    if (e->create(c, dir_, a, 0644, true, nullptr, nullptr) != 0) ++errors;
+    for (int i = 0; !stop; ++i) {
+      int rv = e->rename(c, dir_, i % 2 ? b : a, dir_, i % 2 ? a : b);
+      if (rv != 0) {
+        std::fprintf(stderr, "rename %d: %s\n", i, std::strerror(-rv));
+        ++errors;
+        break;
       }
-    });
-  }
-  const int drops = drop_connections_until(u.nfsport, [&] { return e->stats().resent_done >= 1 || errors > 0; });
-  stop = true;
-  for (auto& th : ts) th.join();
+      ++flips[t];
+      const std::string tmp = "x" + std::to_string(t) + "_" + std::to_string(i);
+      rv = e->create(c, dir_, tmp, 0644, false, nullptr, nullptr);
+      if (rv == 0) rv = e->remove(c, dir_, tmp);
+      if (rv != 0) {
+        std::fprintf(stderr, "create/remove %s: %s\n", tmp.c_str(), std::strerror(-rv));
+        ++errors;
+        break;
+      }
+    }
+  };
+  const int drops =
+      run_while_dropping(u.nfsport, work, [&] { return e->stats().resent_done >= 1 || errors > 0; });
   EngineStats s = e->stats();
   std::printf("%d drops, %llu retries, %llu reconnects, %llu re-sent calls answered ENOENT and counted done\n",
               drops, static_cast<unsigned long long>(s.retries), static_cast<unsigned long long>(s.reconnects),
@@ -469,35 +471,30 @@ TEST_F(EngineTest, MkdirSymlinkLinkReSentAfterALostReplyAreDone) {
   std::unique_ptr<Engine> e = open_own_engine(u, 2);
   ASSERT_TRUE(e);
   const Cred c = e->default_cred();
-  std::atomic<bool> stop{false};
   std::atomic<int> errors{0};
-  std::vector<std::thread> ts;
-  for (int t = 0; t < 4; ++t) {
-    ts.emplace_back([&, t] {
-      const std::string p = "m" + std::to_string(t) + "_";
-      Fh f;
-      if (e->create(c, dir_, p + "file", 0644, true, &f, nullptr) != 0) ++errors;
-      for (int i = 0; !stop && errors == 0; ++i) {
-        const std::string n = p + std::to_string(i);
-        Fh made;
-        Attr a;
-        int rv = e->mkdir(c, dir_, n + "d", 0755, &made, &a);
-        if (rv == 0 && a.type != NF3DIR) rv = -EBADE;
-        if (rv == 0) rv = e->symlink(c, dir_, n + "s", "target-" + n, nullptr, nullptr);
-        if (rv == 0) rv = e->link(c, f, dir_, n + "l");
-        if (rv == 0) rv = e->rmdir(c, dir_, n + "d");
-        if (rv == 0) rv = e->remove(c, dir_, n + "s");
-        if (rv == 0) rv = e->remove(c, dir_, n + "l");
-        if (rv != 0) {
-          std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
-          ++errors;
-        }
+  auto work = [&](int t, const std::atomic<bool>& stop) {
+    const std::string p = "m" + std::to_string(t) + "_";
+    Fh f;
+    if (e->create(c, dir_, p + "file", 0644, true, &f, nullptr) != 0) ++errors;
+    for (int i = 0; !stop && errors == 0; ++i) {
+      const std::string n = p + std::to_string(i);
+      Fh made;
+      Attr a;
+      int rv = e->mkdir(c, dir_, n + "d", 0755, &made, &a);
+      if (rv == 0 && a.type != NF3DIR) rv = -EBADE;
+      if (rv == 0) rv = e->symlink(c, dir_, n + "s", "target-" + n, nullptr, nullptr);
+      if (rv == 0) rv = e->link(c, f, dir_, n + "l");
+      if (rv == 0) rv = e->rmdir(c, dir_, n + "d");
+      if (rv == 0) rv = e->remove(c, dir_, n + "s");
+      if (rv == 0) rv = e->remove(c, dir_, n + "l");
+      if (rv != 0) {
+        std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
+        ++errors;
       }
-    });
-  }
-  const int drops = drop_connections_until(u.nfsport, [&] { return e->stats().resent_exist >= 1 || errors > 0; });
-  stop = true;
-  for (auto& th : ts) th.join();
+    }
+  };
+  const int drops =
+      run_while_dropping(u.nfsport, work, [&] { return e->stats().resent_exist >= 1 || errors > 0; });
   EngineStats s = e->stats();
   std::printf("%d drops, %llu retries, re-sent calls done: %llu ENOENT, %llu EEXIST\n", drops,
               static_cast<unsigned long long>(s.retries), static_cast<unsigned long long>(s.resent_done),
