@@ -413,11 +413,11 @@ void Engine::resend(Call* call, Connection* from, const char* why) {
 
 int Engine::run(const Cred& c, const char* what, size_t bytes, bool idempotent,
                 const std::function<int(rpc_context*, RpcCb, void*)>& issue,
-                const std::function<int(void*)>& on_reply, int done_errno, bool* resent) {
+                const std::function<int(void*)>& on_reply, bool* resent) {
   Jukebox jb;
   bool again = false;  // some round was sent more than once: its first send may have run
   for (;;) {
-    int rv = run_once(c, what, bytes, idempotent, issue, on_reply, done_errno, &again);
+    int rv = run_once(c, what, bytes, idempotent, issue, on_reply, &again);
     if (rv != -EAGAIN) {
       if (resent) *resent = again;
       return rv;
@@ -445,7 +445,7 @@ bool Engine::jukebox_wait(const char* what, Jukebox* jb) {
 
 int Engine::run_once(const Cred& c, const char* what, size_t bytes, bool idempotent,
                      const std::function<int(rpc_context*, RpcCb, void*)>& issue,
-                     const std::function<int(void*)>& on_reply, int done_errno, bool* resent) {
+                     const std::function<int(void*)>& on_reply, bool* resent) {
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
@@ -458,14 +458,7 @@ int Engine::run_once(const Cred& c, const char* what, size_t bytes, bool idempot
   call.issue = issue;
   call.done = [&](int err, void* res) {
     int rv = err ? err : on_reply(res);
-    const bool sent_again = *resent || call.attempts > 1;
-    if (rv != 0 && rv == done_errno && sent_again) {
-      SHIM_LOG_INFO("{} re-sent after a lost connection answered {}: the first send did it", what,
-                    std::strerror(-rv));
-      resent_done_.fetch_add(1);
-      rv = 0;
-    }
-    *resent = sent_again;  // read by the waiter after the notify below
+    if (call.attempts > 1) *resent = true;  // read by the waiter after the notify below
     std::lock_guard<std::mutex> g(m);  // notify under the lock: the waiter owns m, cv
     result = rv;
     done = true;

@@ -432,7 +432,7 @@ int Engine::mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_
                if (r->status != NFS3_OK) return nfs3_errno(r->status);
                return new_object(r->MKDIR3res_u.resok, out, attr);
              },
-             0, &resent);
+             &resent);
   if (rv != -EEXIST || !resent) return rv;
   return exist_after_resend(c, "MKDIR", dir, name,
                             [](const Fh&, const Attr& a) { return a.type == NF3DIR; }, out, attr);
@@ -455,7 +455,7 @@ int Engine::symlink(const Cred& c, const Fh& dir, const std::string& name, const
                if (r->status != NFS3_OK) return nfs3_errno(r->status);
                return new_object(r->SYMLINK3res_u.resok, out, attr);
              },
-             0, &resent);
+             &resent);
   if (rv != -EEXIST || !resent) return rv;
   return exist_after_resend(c, "SYMLINK", dir, name,
                             [&](const Fh& fh, const Attr& a) {
@@ -489,7 +489,7 @@ int Engine::link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& 
                  a.link = dirop(dir, name);
                  return rpc_nfs3_link_async(rpc, cb, &a, priv);
                },
-               [&](void* res) { return nfs3_errno(static_cast<LINK3res*>(res)->status); }, 0, &resent);
+               [&](void* res) { return nfs3_errno(static_cast<LINK3res*>(res)->status); }, &resent);
   if (rv != -EEXIST || !resent) return rv;
   Attr src;
   if (getattr(c, fh, &src) != 0) return rv;
@@ -498,24 +498,36 @@ int Engine::link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& 
                             nullptr, nullptr);
 }
 
+int Engine::resent_noent(int rv, bool resent, const char* what, const std::string& name) {
+  if (rv != -ENOENT || !resent) return rv;
+  SHIM_LOG_INFO("{} of '{}' re-sent after a lost connection answered ENOENT: the first send did it",
+                what, name);
+  resent_done_.fetch_add(1);
+  return 0;
+}
+
 int Engine::remove(const Cred& c, const Fh& dir, const std::string& name) {
-  return run(c, "REMOVE", 0, false,
-             [&](rpc_context* rpc, RpcCb cb, void* priv) {
-               REMOVE3args a;
-               a.object = dirop(dir, name);
-               return rpc_nfs3_remove_async(rpc, cb, &a, priv);
-             },
-             [&](void* res) { return nfs3_errno(static_cast<REMOVE3res*>(res)->status); }, -ENOENT);
+  bool resent = false;
+  int rv = run(c, "REMOVE", 0, false,
+               [&](rpc_context* rpc, RpcCb cb, void* priv) {
+                 REMOVE3args a;
+                 a.object = dirop(dir, name);
+                 return rpc_nfs3_remove_async(rpc, cb, &a, priv);
+               },
+               [&](void* res) { return nfs3_errno(static_cast<REMOVE3res*>(res)->status); }, &resent);
+  return resent_noent(rv, resent, "REMOVE", name);
 }
 
 int Engine::rmdir(const Cred& c, const Fh& dir, const std::string& name) {
-  return run(c, "RMDIR", 0, false,
-             [&](rpc_context* rpc, RpcCb cb, void* priv) {
-               RMDIR3args a;
-               a.object = dirop(dir, name);
-               return rpc_nfs3_rmdir_async(rpc, cb, &a, priv);
-             },
-             [&](void* res) { return nfs3_errno(static_cast<RMDIR3res*>(res)->status); }, -ENOENT);
+  bool resent = false;
+  int rv = run(c, "RMDIR", 0, false,
+               [&](rpc_context* rpc, RpcCb cb, void* priv) {
+                 RMDIR3args a;
+                 a.object = dirop(dir, name);
+                 return rpc_nfs3_rmdir_async(rpc, cb, &a, priv);
+               },
+               [&](void* res) { return nfs3_errno(static_cast<RMDIR3res*>(res)->status); }, &resent);
+  return resent_noent(rv, resent, "RMDIR", name);
 }
 
 int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
@@ -528,13 +540,11 @@ int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, c
                  a.to = dirop(to_dir, to);
                  return rpc_nfs3_rename_async(rpc, cb, &a, priv);
                },
-               [&](void* res) { return nfs3_errno(static_cast<RENAME3res*>(res)->status); }, 0, &resent);
+               [&](void* res) { return nfs3_errno(static_cast<RENAME3res*>(res)->status); }, &resent);
   // Re-sent after a lost reply (ganesha's reply cache is per connection): the source is
   // gone because the first send moved it (a graveyard bury too), if TO is there now.
-  if (rv != -ENOENT || !resent || lookup(c, to_dir, to, nullptr, nullptr) != 0) return rv;
-  SHIM_LOG_INFO("RENAME of '{}' re-sent after a lost connection answered ENOENT: the first send did it", from);
-  resent_done_.fetch_add(1);
-  return 0;
+  if (rv == -ENOENT && resent && lookup(c, to_dir, to, nullptr, nullptr) != 0) return rv;
+  return resent_noent(rv, resent, "RENAME", from);
 }
 
 int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {

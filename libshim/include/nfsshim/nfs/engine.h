@@ -162,16 +162,18 @@ class Engine {
   int mount(std::string* why);
   // Runs one RPC synchronously: ISSUE queues it on a context, ON_REPLY decodes the reply
   // (on the loop thread) and returns 0 or -errno.
-  // DONE_ERRNO (REMOVE, RMDIR: -ENOENT): the error that, for a call re-sent after a lost
-  // connection, means its first send was done (the reply was lost; a restarted server has
-  // no reply cache to answer the re-send): 0 instead.
   // NFS3ERR_JUKEBOX (the server is busy with the file: a conflicting NFSv4 share or lock,
   // its grace period, too many open files) is waited out and asked again, as the kernel
   // client does; a soft mount gives -EIO once timeo x (retrans + 1) has passed.
-  // *RESENT (if given): the call was sent more than once (its first reply was lost).
+  // *RESENT (if given): the call was sent more than once (its first reply was lost; a
+  // restarted server, or ganesha on a new connection, has no reply cache to answer the
+  // re-send, which then runs again: see resent_noent and exist_after_resend).
   int run(const Cred& c, const char* what, size_t bytes, bool idempotent,
           const std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)>& issue,
-          const std::function<int(void*)>& on_reply, int done_errno = 0, bool* resent = nullptr);
+          const std::function<int(void*)>& on_reply, bool* resent = nullptr);
+  // RV of a REMOVE/RMDIR/RENAME of NAME: -ENOENT from a re-sent call (RESENT) is its first
+  // send's success: 0.
+  int resent_noent(int rv, bool resent, const char* what, const std::string& name);
   // A MKDIR/SYMLINK/LINK re-sent after a lost reply answers EEXIST when its first send made
   // NAME. MADE says whether what NAME is now is that (a directory; a symlink to the same
   // target; the same file): then 0 (OUT and ATTR filled), else the -EEXIST.
@@ -188,7 +190,7 @@ class Engine {
   // more than once; out: so was this one, or an earlier one.
   int run_once(const Cred& c, const char* what, size_t bytes, bool idempotent,
                const std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)>& issue,
-               const std::function<int(void*)>& on_reply, int done_errno, bool* resent);
+               const std::function<int(void*)>& on_reply, bool* resent);
   // Loop side: a call finished (ERR 0 and RES the decoded reply, or -errno final).
   void finish(Call* call, int err, void* res);
   // Loop side: CALL's connection failed; send it again elsewhere (or fail it, soft mounts).
