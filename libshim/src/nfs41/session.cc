@@ -458,7 +458,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
       SHIM_LOG_WARN("nfs41: server {}:{} not responding, still trying", o_.addr, o_.port);
       continue;
     }
-    if (a->call->err == 0 && lose_next_reply_.exchange(false)) {
+    if (a->call->err == 0 && lose_next_reply_.load(std::memory_order_relaxed) &&
+        lose_next_reply_.exchange(false)) {  // a plain load first: no atomic write per compound
       // Test hook: the server ran it, the reply is gone with the session.
       a->reply_lost = true;
       if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
