@@ -60,8 +60,8 @@ void feed_in_pieces(FuzzedDataProvider& in, RecordFramer& f, const std::vector<u
     FUZZ_CHECK(rc == 0 || rc == -EMSGSIZE, "feed returned %d", rc);
     if (*failed) FUZZ_CHECK(rc != 0, "feed succeeded after -EMSGSIZE");
     if (rc < 0) *failed = true;
-    std::vector<uint8_t> rec;
-    while (f.next(&rec)) got->push_back(rec);
+    nfsshim::rpc::Record rec;
+    while (f.next(&rec)) got->emplace_back(rec.begin(), rec.end());
     pos += n;
   }
 }

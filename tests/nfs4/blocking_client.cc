@@ -54,7 +54,9 @@ int BlockingConn::call(uint32_t xid, const std::vector<uint8_t>& msg, std::vecto
     off += static_cast<size_t>(n);
   }
   for (;;) {
-    while (framer_.next(reply)) {
+    rpc::Record rec;
+    while (framer_.next(&rec)) {
+      reply->assign(rec.begin(), rec.end());
       if (reply->size() >= 4) {
         uint32_t got = (uint32_t{(*reply)[0]} << 24) | (uint32_t{(*reply)[1]} << 16) |
                        (uint32_t{(*reply)[2]} << 8) | (*reply)[3];

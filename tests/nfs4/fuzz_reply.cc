@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nfsshim::rpc::RecordFramer framer(4096);
   size_t total = 0;
   if (framer.feed(data, size) == 0) {
-    std::vector<uint8_t> rec;
+    nfsshim::rpc::Record rec;
     while (framer.next(&rec)) {
       NFS4_FUZZ_CHECK(rec.size() <= 4096);
       total += rec.size();

@@ -31,7 +31,7 @@ TEST(RecordMarking, DeframesByteByByte) {
   auto stream = hex("00000002 6162 80000001 63 80000003 78797a 80000000");
   RecordFramer f(100);
   for (uint8_t b : stream) ASSERT_EQ(f.feed(&b, 1), 0);
-  std::vector<uint8_t> r;
+  Record r;
   ASSERT_TRUE(f.next(&r));
   EXPECT_EQ(std::string(r.begin(), r.end()), "abc");
   ASSERT_TRUE(f.next(&r));
@@ -46,7 +46,7 @@ TEST(RecordMarking, DeframesInOneFeedAndKeepsPartialRecords) {
   RecordFramer f(100);
   ASSERT_EQ(f.feed(stream.data(), stream.size()), 0);
   EXPECT_EQ(f.pending_records(), 1u);
-  std::vector<uint8_t> r;
+  Record r;
   ASSERT_TRUE(f.next(&r));
   EXPECT_FALSE(f.next(&r));  // "wx" of 4 bytes so far
   auto rest = hex("797a");
@@ -68,7 +68,7 @@ TEST(RecordMarking, RecordSumOverMaxIsRefused) {
   auto stream = hex("00000003 616263 80000003 646566");  // 6 bytes > max 5
   RecordFramer f(5);
   EXPECT_EQ(f.feed(stream.data(), stream.size()), -EMSGSIZE);
-  std::vector<uint8_t> r;
+  Record r;
   EXPECT_FALSE(f.next(&r));
 }
 
@@ -82,9 +82,9 @@ TEST(RecordMarking, RoundTripLargeRecord) {
     size_t n = std::min<size_t>(1000, wire.size() - off);
     ASSERT_EQ(f.feed(wire.data() + off, n), 0);
   }
-  std::vector<uint8_t> r;
+  Record r;
   ASSERT_TRUE(f.next(&r));
-  EXPECT_EQ(r, data);
+  EXPECT_EQ(std::vector<uint8_t>(r.begin(), r.end()), data);
 }
 
 // --- payload_span()/payload_written(): the transport recv()s a fragment's payload
@@ -119,7 +119,7 @@ TEST(RecordMarking, SpanIsEmptyUntilAHeaderIsComplete) {
   EXPECT_EQ(f.pending_records(), 0u);
   ASSERT_EQ(f.feed(u8("lo"), 2), 0);    // feed() continues where the span left off
   EXPECT_EQ(f.payload_span().len, 0u);  // next bytes are a header
-  std::vector<uint8_t> r;
+  Record r;
   ASSERT_TRUE(f.next(&r));
   EXPECT_EQ(std::string(r.begin(), r.end()), "hello");
 }
@@ -146,7 +146,7 @@ TEST(RecordMarking, SpanCoversOneFragmentOfARecordInSeveral) {
     }
   }
   EXPECT_EQ(spans, (std::vector<size_t>{2, 3, 1, 2}));
-  std::vector<uint8_t> r;
+  Record r;
   ASSERT_TRUE(f.next(&r));
   EXPECT_EQ(std::string(r.begin(), r.end()), "abcdef");
   ASSERT_TRUE(f.next(&r));
@@ -171,8 +171,8 @@ TEST(RecordMarking, BigFragmentOverManyRecvsThroughSpan) {
   while (pos < wire.size()) {
     chunk = chunk * 5 % 9973 + 1;  // 1..9973 bytes, varying
     pos += put(f, wire.data() + pos, std::min(chunk, wire.size() - pos));
-    std::vector<uint8_t> r;
-    while (f.next(&r)) got.push_back(r);
+    Record r;
+    while (f.next(&r)) got.emplace_back(r.begin(), r.end());
   }
   ASSERT_EQ(got.size(), 2u);
   EXPECT_TRUE(got[0] == a);
@@ -188,7 +188,7 @@ TEST(RecordMarking, PayloadWrittenBeyondTheSpanIsRefused) {
   EXPECT_EQ(f.payload_written(3), -EINVAL);  // only 2 due
   std::memcpy(f.payload_span().data, "ok", 2);
   ASSERT_EQ(f.payload_written(2), 0);
-  std::vector<uint8_t> r;
+  Record r;
   ASSERT_TRUE(f.next(&r));
   EXPECT_EQ(std::string(r.begin(), r.end()), "ok");
 }
@@ -211,7 +211,7 @@ TEST(RecordMarking, HostileLengthGivesNoSpan) {
   auto h2 = hex("80000005");  // 6 + 5 > 10
   EXPECT_EQ(g.feed(h2.data(), h2.size()), -EMSGSIZE);
   EXPECT_EQ(g.payload_span().len, 0u);
-  std::vector<uint8_t> r;
+  Record r;
   EXPECT_FALSE(g.next(&r));
   // Exactly at the bound is fine.
   RecordFramer h(10);

@@ -86,13 +86,14 @@ class RecordServer {
   }
   void serve(int fd) {
     nfsshim::rpc::RecordFramer framer(16u << 20);
-    std::vector<uint8_t> buf(65536), rec;
+    std::vector<uint8_t> buf(65536);
+    nfsshim::rpc::Record rec;
     int n = 0;
     for (;;) {
       ssize_t got = ::recv(fd, buf.data(), buf.size(), 0);
       if (got <= 0 || framer.feed(buf.data(), static_cast<size_t>(got)) < 0) return;
       while (framer.next(&rec)) {
-        if (!on_record_(fd, rec, ++n)) return;
+        if (!on_record_(fd, std::vector<uint8_t>(rec.begin(), rec.end()), ++n)) return;
       }
     }
   }

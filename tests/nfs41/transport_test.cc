@@ -129,7 +129,7 @@ TEST_P(Nfs41Transport, NewSocketIsBoundBeforeAnythingElse) {
   std::atomic<bool> answered_before_bind{false};
   Conn::Hooks hooks;
   hooks.make_bind = [&] { return make_call(0xB1D00000u + static_cast<uint32_t>(++binds), 32); };
-  hooks.check_bind = [&](const std::vector<uint8_t>& r) {
+  hooks.check_bind = [&](const nfsshim::rpc::Record& r) {
     std::lock_guard<std::mutex> g(order_mu);
     order.push_back((uint32_t{r[0]} << 24) | (uint32_t{r[1]} << 16) | (uint32_t{r[2]} << 8) | r[3]);
     Call* w = watched.load();

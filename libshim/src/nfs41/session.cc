@@ -160,7 +160,7 @@ int Engine::start(std::string* why) {
 
   Conn::Hooks hooks;
   hooks.make_bind = [this] { return make_bind(); };
-  hooks.check_bind = [this](const std::vector<uint8_t>& r) { return check_bind(r); };
+  hooks.check_bind = [this](const rpc::Record& r) { return check_bind(r); };
   for (int i = 0; i < o_.nconnect; ++i) {
     conns_.emplace_back(new Conn(i, o_.addr, o_.port, hooks));
     if (int rv = conns_.back()->start(o_.io, why); rv < 0) return rv;
@@ -354,7 +354,7 @@ CallPtr Engine::make_bind() {
   return call;
 }
 
-int Engine::check_bind(const std::vector<uint8_t>& reply) {
+int Engine::check_bind(const rpc::Record& reply) {
   rpc::XdrDecoder d(reply);
   rpc::ReplyHeader h;
   uint32_t xid = reply.size() >= 4 ? (uint32_t{reply[0]} << 24) | (uint32_t{reply[1]} << 16) |

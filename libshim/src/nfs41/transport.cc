@@ -25,7 +25,7 @@ int64_t now_ms() {
       .count();
 }
 
-void Call::complete(int e, std::vector<uint8_t> r) {
+void Call::complete(int e, rpc::Record r) {
   std::lock_guard<std::mutex> g(mu_);
   if (done_) return;
   err = e;
@@ -252,14 +252,14 @@ void Conn::read_ready() {
       lose("bad record marking");
       return;
     }
-    std::vector<uint8_t> rec;
+    rpc::Record rec;
     while (fd_ >= 0 && framer_.next(&rec)) dispatch(std::move(rec));
     if (fd_ < 0) return;
     if (got < direct.len + buf.size()) break;  // drained; a full read may have more behind it
   }
 }
 
-void Conn::dispatch(std::vector<uint8_t> rec) {
+void Conn::dispatch(rpc::Record rec) {
   if (rec.size() < 4) return;
   uint32_t xid = (uint32_t{rec[0]} << 24) | (uint32_t{rec[1]} << 16) | (uint32_t{rec[2]} << 8) | rec[3];
   if (bind_call_ && xid == bind_call_->xid) {

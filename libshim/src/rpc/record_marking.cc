@@ -38,7 +38,7 @@ int RecordFramer::feed(const uint8_t* data, size_t n) {
       // Checked before allocating anything: a hostile length cannot make us allocate.
       if (frag_left_ > max_record_ - len_) {
         failed_ = true;
-        cur_ = std::vector<uint8_t>();
+        cur_ = Record();
         len_ = 0;
         return -EMSGSIZE;
       }
@@ -76,11 +76,11 @@ void RecordFramer::fragment_done() {
   in_fragment_ = false;
   if (!last_) return;
   done_.push_back(std::move(cur_));
-  cur_ = std::vector<uint8_t>();
+  cur_ = Record();
   len_ = 0;
 }
 
-bool RecordFramer::next(std::vector<uint8_t>* record) {
+bool RecordFramer::next(Record* record) {
   if (done_.empty()) return false;
   *record = std::move(done_.front());
   done_.pop_front();

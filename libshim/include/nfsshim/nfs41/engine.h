@@ -253,7 +253,7 @@ class Engine {
   rpc::Credential rpc_cred(const Cred& c) const;
   Conn* pick();
   CallPtr make_bind();
-  int check_bind(const std::vector<uint8_t>& reply);
+  int check_bind(const rpc::Record& reply);
 
   int begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait);
   // RC of a REMOVE/RENAME: -ENOENT after a re-run (RERUN) is the lost first run's success.

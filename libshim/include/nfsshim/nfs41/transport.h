@@ -30,11 +30,11 @@ struct Call {
   uint32_t xid = 0;
   std::vector<uint8_t> wire;  // record-marked message
 
-  void complete(int err, std::vector<uint8_t> reply);
+  void complete(int err, rpc::Record reply);
   // 0 when done (then err/reply are valid), -ETIMEDOUT after TIMEOUT_MS.
   int wait(int timeout_ms);
   int err = 0;
-  std::vector<uint8_t> reply;
+  rpc::Record reply;
 
  private:
   std::mutex mu_;  // call_mu_3: leaf
@@ -49,7 +49,7 @@ class Conn : public nfs::FdHandler {
     // A BIND_CONN_TO_SESSION call for the current session, or null before one exists.
     std::function<CallPtr()> make_bind;
     // Decodes the bind reply: 0 bound, else -errno / the nfsstat4 as a positive value.
-    std::function<int(const std::vector<uint8_t>&)> check_bind;
+    std::function<int(const rpc::Record&)> check_bind;
   };
 
   Conn(int index, std::string addr, int port, Hooks hooks);
@@ -89,7 +89,7 @@ class Conn : public nfs::FdHandler {
   void start_bind();
   void flush();
   void read_ready();
-  void dispatch(std::vector<uint8_t> rec);
+  void dispatch(rpc::Record rec);
   void lose(const char* why);
   void try_reconnect();
   void rearm();

@@ -15,7 +15,8 @@ namespace nfsshim::rpc {
 class XdrDecoder {
  public:
   XdrDecoder(const uint8_t* data, size_t len) : p_(data), len_(len) {}
-  explicit XdrDecoder(const std::vector<uint8_t>& v) : p_(v.data()), len_(v.size()) {}
+  template <class Alloc>
+  explicit XdrDecoder(const std::vector<uint8_t, Alloc>& v) : p_(v.data()), len_(v.size()) {}
 
   int u32(uint32_t* v);
   int i32(int32_t* v);
