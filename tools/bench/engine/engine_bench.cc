@@ -5,6 +5,9 @@
 //   phase=write vers=3 io=.. nconnect=.. MiBps=.. cpu_s_per_GiB=.. rpcs=.. syscalls_per_rpc=..
 //   loop_syscalls_per_rpc=.. peak_rss_MiB=.. calls_per_conn=a/b/.. [v4.1: peak_slots=.. ...]
 // rpcs counts RPCs for v3 and compounds (SEQUENCE + PUTFH + op) for v4.1.
+// --server-pid PID adds the server's CPU time per phase (server_cpu_s_per_GiB=,
+// server_cpu_us_per_op=; from /proc/PID/stat, 10 ms ticks): on a loopback test bed client
+// and server share the CPUs, so their sum bounds the speed.
 // Syscalls are counted with a perf tracepoint counter (raw_syscalls:sys_enter) over the
 // whole process; "n/a" where perf events are not allowed. See engine_bench.sh for the matrix.
 #include <dirent.h>
@@ -23,6 +26,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,6 +93,24 @@ double cpu_seconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// User + system CPU seconds of process PID (all its threads), or -1 if unreadable.
+double process_cpu_seconds(pid_t pid) {
+  if (pid <= 0) return -1;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  if (!std::getline(f, s)) return -1;
+  size_t close = s.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(s.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 long peak_rss_mib() {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -99,6 +121,7 @@ struct Phase {
   const char* name;
   std::chrono::steady_clock::time_point t0;
   double cpu0;
+  double srv0;
   uint64_t sys0;
   Target::Counters c0;
 };
@@ -118,7 +141,7 @@ std::string per_conn(const Target::Counters& now, const Target::Counters& then) 
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s URL [--size MiB] [--chunk KiB] [--depth N] [--rand-ops N] "
-                         "[--rand-depth N] [--phases write,read,rand] [--name FILE]\n"
+                         "[--rand-depth N] [--phases write,read,rand] [--name FILE] [--server-pid PID]\n"
                          "  URL: nfs://HOST/EXPORT?vers=3|4.1&nconnect=N&io=uring|epoll&...\n", argv[0]);
     return 2;
   }
@@ -129,6 +152,7 @@ int main(int argc, char** argv) {
   size_t size_mib = 1024, chunk_kib = 4096;
   int depth = 4, rand_ops = 20000, rand_depth = 16;
   std::string phases = "write,read,rand", name = "engine_bench.dat";
+  pid_t server_pid = 0;
   for (int i = 2; i < argc; i += 2) {
     std::string k = argv[i];
     if (i + 1 >= argc) {
@@ -143,6 +167,13 @@ int main(int argc, char** argv) {
     else if (k == "--rand-depth") rand_depth = std::stoi(v);
     else if (k == "--phases") phases = v;
     else if (k == "--name") name = v;
+    else if (k == "--server-pid") {
+      server_pid = static_cast<pid_t>(std::atoi(v.c_str()));
+      if (process_cpu_seconds(server_pid) < 0) {
+        std::fprintf(stderr, "--server-pid %s: no readable /proc/%s/stat\n", v.c_str(), v.c_str());
+        return 2;
+      }
+    }
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -161,7 +192,8 @@ int main(int argc, char** argv) {
   const uint64_t nchunks = (size + chunk - 1) / chunk;
 
   auto begin = [&](const char* n) {
-    return Phase{n, std::chrono::steady_clock::now(), cpu_seconds(), sc.value(), e->counters()};
+    return Phase{n, std::chrono::steady_clock::now(), cpu_seconds(), process_cpu_seconds(server_pid),
+                 sc.value(), e->counters()};
   };
   auto end = [&](const Phase& p, uint64_t bytes, uint64_t ops) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.t0).count();
@@ -177,6 +209,9 @@ int main(int argc, char** argv) {
       std::printf("syscalls_per_rpc=%.2f ", static_cast<double>(sc.value() - p.sys0) / static_cast<double>(rpcs));
     else
       std::printf("syscalls_per_rpc=n/a ");
+    if (double srv1 = process_cpu_seconds(server_pid); server_pid > 0 && srv1 >= 0 && p.srv0 >= 0)
+      std::printf("server_cpu_s_per_GiB=%.3f server_cpu_us_per_op=%.1f ", gib > 0 ? (srv1 - p.srv0) / gib : 0.0,
+                  (srv1 - p.srv0) * 1e6 / static_cast<double>(ops));
     std::printf("loop_syscalls_per_rpc=%.2f peak_rss_MiB=%ld secs=%.2f rsize=%u wsize=%u calls_per_conn=%s%s\n",
                 static_cast<double>(s.loop_syscalls - p.c0.loop_syscalls) / static_cast<double>(rpcs),
                 peak_rss_mib(), secs, e->rsize(), e->wsize(), per_conn(s, p.c0).c_str(), e->extra().c_str());

@@ -12,6 +12,11 @@ set -euo pipefail
 build=$(readlink -f "${1:?usage: engine_bench.sh BUILD_DIR [SIZE_MIB]}")
 size=${2:-1024}
 reps=${ENGINE_BENCH_REPS:-2}  # repetitions of the engine matrix; the best one counts
+# Where ganesha's export lives: in RAM by default (a tmpfs dir under /dev/shm), as ONTAP
+# takes UNSTABLE writes and COMMITs into NVRAM; ENGINE_BENCH_EXPORT=disk puts it under /tmp,
+# where this VM's disk makes every COMMIT's fsync the limit of nfs-cp and the engines alike.
+export_on=${ENGINE_BENCH_EXPORT:-ram}
+[[ $export_on =~ ^(ram|disk)$ ]] || { echo "ENGINE_BENCH_EXPORT must be ram or disk, got '$export_on'" >&2; exit 2; }
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "ENGINE_BENCH_REPS must be a positive integer, got '$reps'" >&2; exit 2; }
 [[ $size =~ ^[1-9][0-9]*$ ]] || { echo "SIZE_MIB must be a positive integer, got '$size'" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -21,9 +26,16 @@ bench=$build/tools/bench/engine/engine_bench
 port=24049 mnt=24048
 work=$(mktemp -d /tmp/nfsshim-engine-bench.XXXXXX)
 shm_dst=/dev/shm/nfsshim-engine-bench.$$
-cleanup() { ganesha_stop "$work/state"; rm -rf "$work"; rm -f "$shm_dst"; }
+if [ "$export_on" = ram ]; then export_dir=$(mktemp -d /dev/shm/nfsshim-engine-bench-export.XXXXXX)
+else export_dir=$work/export; fi
+cleanup() { ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"; rm -f "$shm_dst"; }
 trap cleanup EXIT
-ganesha_start "$work/state" "$work/export" $port $mnt VFS
+ganesha_start "$work/state" "$export_dir" $port $mnt VFS
+# The server's CPU per GiB beside the client's: on this loopback test bed both share the
+# machine's CPUs, so their sum bounds the speed of every client (summary.awk: "ceiling").
+srv_pid=$(pgrep -f "^ganesha.nfsd -F -f $work/state/ganesha.conf" | head -1)
+[ -n "$srv_pid" ] || { echo "cannot find the ganesha.nfsd process" >&2; exit 1; }
+srv_cpu() { sed 's/.*) //' "/proc/$srv_pid/stat" | awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / t }'; }
 url="nfs://127.0.0.1/export?vers=3&nfsport=$port&mountport=$mnt"
 # The same export through the v4 pseudo fs (Pseudo = /export): same server, same files.
 url41="nfs://127.0.0.1/export?vers=4.1&nfsport=$port"
@@ -33,10 +45,11 @@ out=$work/results.txt
 : > "$out"
 
 nfscp() {  # nfscp write|read -> "phase=nfscp_write MiBps=.. cpu_s_per_GiB=.. peak_rss_MiB=.."
-  local dir=$1 t
+  local dir=$1 t s0  # s0: the server's CPU seconds before
   sync
+  s0=$(srv_cpu)
   if [ "$dir" = write ]; then
-    rm -f "$work/export/nfscp.dat"  # nfs-cp does not overwrite
+    rm -f "$export_dir/nfscp.dat"  # nfs-cp does not overwrite
     t=$( { /usr/bin/time -f "%e %U %S %M" nfs-cp "$work/src.dat" "$(libnfs_url nfscp.dat)" >/dev/null; } 2>&1 | tail -1)
   else
     # nfs-cp cannot write to /dev/null (it creates its target): a tmpfs file costs the least.
@@ -44,7 +57,8 @@ nfscp() {  # nfscp write|read -> "phase=nfscp_write MiBps=.. cpu_s_per_GiB=.. pe
     t=$( { /usr/bin/time -f "%e %U %S %M" nfs-cp "$(libnfs_url nfscp.dat)" "$shm_dst" >/dev/null; } 2>&1 | tail -1)
     rm -f "$shm_dst"
   fi
-  echo "$t" | awk -v d="$dir" -v s="$size" '{printf "phase=nfscp_%s MiBps=%.1f cpu_s_per_GiB=%.3f peak_rss_MiB=%d secs=%.2f\n", d, s/$1, ($2+$3)/(s/1024), $4/1024, $1}'
+  echo "$t" | awk -v d="$dir" -v s="$size" -v s0="$s0" -v s1="$(srv_cpu)" '{
+    printf "phase=nfscp_%s MiBps=%.1f cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f peak_rss_MiB=%d secs=%.2f\n", d, s/$1, ($2+$3)/(s/1024), (s1-s0)/(s/1024), $4/1024, $1}'
 }
 
 for rep in $(seq "$reps"); do
@@ -53,7 +67,7 @@ for rep in $(seq "$reps"); do
   for n in 1 2 4 8; do
     for io in uring epoll; do
       for u in "$url" "$url41"; do
-        "$bench" "$u&nconnect=$n&io=$io" --size "$size" --rand-ops 20000 | sed "s/^/rep=$rep /" | tee -a "$out"
+        "$bench" "$u&nconnect=$n&io=$io" --size "$size" --rand-ops 20000 --server-pid "$srv_pid" | sed "s/^/rep=$rep /" | tee -a "$out"
       done
     done
   done
@@ -95,4 +109,4 @@ fi
 
 echo
 echo "=== summary (best of $reps repetitions; the machine is shared, so single runs are noisy)"
-awk -f "$root/tools/bench/engine/summary.awk" "$out"
+awk -v ncpu="$(nproc)" -f "$root/tools/bench/engine/summary.awk" "$out"

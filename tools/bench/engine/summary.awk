@@ -1,9 +1,12 @@
 # summary.awk RESULTS: engine_bench.sh's summary. Of the repetitions the best counts
 # (MiB/s; ops/s for rand4k). Ratios: engine / nfs-cp (same server, same run), v4.1 / v3
 # (same phase, io and nconnect), io_uring / epoll. The v4.1 goals are checked at the end.
+# srvCPU: the server's (ganesha's) CPU per GiB in the same phase. Client and server share
+# this machine's NCPU CPUs (awk -v ncpu=N), so NCPU / (client + server CPU per GiB) bounds
+# the speed: the "ceiling" lines.
 function kv(line, key,   m) { if (match(line, "(^| )" key "=[^ ]+")) { m = substr(line, RSTART, RLENGTH); sub(/^ /, "", m); return substr(m, length(key) + 2) } return "" }
-/phase=nfscp_write/ { v = kv($0, "MiBps") + 0; if (v > cpw) { cpw = v; cpwc = kv($0, "cpu_s_per_GiB"); cpwr = kv($0, "peak_rss_MiB") } }
-/phase=nfscp_read/  { v = kv($0, "MiBps") + 0; if (v > cpr) { cpr = v; cprc = kv($0, "cpu_s_per_GiB"); cprr = kv($0, "peak_rss_MiB") } }
+/phase=nfscp_write/ { v = kv($0, "MiBps") + 0; if (v > cpw) { cpw = v; cpwc = kv($0, "cpu_s_per_GiB"); cpwr = kv($0, "peak_rss_MiB"); cpws = kv($0, "server_cpu_s_per_GiB") } }
+/phase=nfscp_read/  { v = kv($0, "MiBps") + 0; if (v > cpr) { cpr = v; cprc = kv($0, "cpu_s_per_GiB"); cprr = kv($0, "peak_rss_MiB"); cprs = kv($0, "server_cpu_s_per_GiB") } }
 /phase=mount_/ { vers = kv($0, "vers"); if (vers == "") vers = "3"
   k = kv($0, "phase") " v" vers " " kv($0, "io") " nconnect=" kv($0, "nconnect"); v = kv($0, "MiBps") + 0; if (v > mount[k]) mount[k] = v }
 /phase=(write|read|rand4k) / {
@@ -14,6 +17,7 @@ function kv(line, key,   m) { if (match(line, "(^| )" key "=[^ ]+")) { m = subst
     best[k] = v; cpu[k] = kv($0, "cpu_s_per_GiB"); sc[k] = kv($0, "syscalls_per_rpc"); lsc[k] = kv($0, "loop_syscalls_per_rpc")
     rss[k] = kv($0, "peak_rss_MiB"); cus[k] = kv($0, "cpu_us_per_op"); pc[k] = kv($0, "calls_per_conn")
     slots[k] = kv($0, "peak_slots"); granted[k] = kv($0, "slots_granted"); rpcs[k] = kv($0, "rpcs")
+    srv[k] = (kv($0, "phase") == "rand4k") ? kv($0, "server_cpu_us_per_op") : kv($0, "server_cpu_s_per_GiB")
   }
 }
 END {
@@ -22,8 +26,8 @@ END {
     printf "through the mount: %-30s %6.0f MiB/s  x%.2f nfs-cp%s\n", k, mount[k], mount[k] / (k ~ /write/ ? cpw : cpr),
            (k != k3 && (k3 in mount) && mount[k3] > 0) ? sprintf("  x%.2f v3", mount[k] / mount[k3]) : ""
   }
-  printf "nfs-cp: write %.0f MiB/s (%s CPU s/GiB, %s MiB RSS), read %.0f MiB/s (%s CPU s/GiB, %s MiB RSS)\n", cpw, cpwc, cpwr, cpr, cprc, cprr
-  printf "%-7s %-4s %-8s %3s %10s %8s %6s %9s %8s %8s %7s %5s %7s  %s\n", "phase", "vers", "io", "nc", "MiB/s|op/s", "x nfscp", "x v3", "CPUs/GiB", "sys/rpc", "loop/rpc", "RSS MiB", "slots", "rpcs", "rpcs per connection"
+  printf "nfs-cp: write %.0f MiB/s (%s CPU s/GiB, server %s, %s MiB RSS), read %.0f MiB/s (%s CPU s/GiB, server %s, %s MiB RSS)\n", cpw, cpwc, cpws, cpwr, cpr, cprc, cprs, cprr
+  printf "%-7s %-4s %-8s %3s %10s %8s %6s %9s %7s %8s %8s %7s %5s %7s  %s\n", "phase", "vers", "io", "nc", "MiB/s|op/s", "x nfscp", "x v3", "CPUs/GiB", "srvCPU", "sys/rpc", "loop/rpc", "RSS MiB", "slots", "rpcs", "rpcs per connection"
   split("write read rand4k", ph, " "); split("io_uring epoll", ios, " "); split("3 4.1", vs, " ")
   for (p = 1; p <= 3; p++) for (n = 1; n <= 8; n *= 2) for (i = 1; i <= 2; i++) for (w = 1; w <= 2; w++) {
     k = ph[p] " " vs[w] " " ios[i] " " n
@@ -32,8 +36,14 @@ END {
     ratio = base > 0 ? sprintf("%.2f", best[k] / base) : "-"
     k3 = ph[p] " 3 " ios[i] " " n
     rv3 = (vs[w] == "4.1" && (k3 in best) && best[k3] > 0) ? sprintf("%.2f", best[k] / best[k3]) : "-"
-    printf "%-7s %-4s %-8s %3d %10.0f %8s %6s %9s %8s %8s %7s %5s %7s  %s\n", ph[p], vs[w], ios[i], n, best[k], ratio, rv3,
-           (ph[p] == "rand4k" ? cus[k] "us/op" : cpu[k]), sc[k], lsc[k], rss[k], (slots[k] == "" ? "-" : slots[k]), rpcs[k], pc[k]
+    printf "%-7s %-4s %-8s %3d %10.0f %8s %6s %9s %7s %8s %8s %7s %5s %7s  %s\n", ph[p], vs[w], ios[i], n, best[k], ratio, rv3,
+           (ph[p] == "rand4k" ? cus[k] "us/op" : cpu[k]), (srv[k] == "" ? "-" : srv[k]), sc[k], lsc[k], rss[k], (slots[k] == "" ? "-" : slots[k]), rpcs[k], pc[k]
+    # The least client + server CPU per GiB of any line of this phase and engine: its ceiling.
+    if (ph[p] != "rand4k" && srv[k] != "") {
+      both = cpu[k] + srv[k]; kc = ph[p] " " vs[w]
+      if (!(kc in least) || both < least[kc]) { least[kc] = both; leastc[kc] = cpu[k]; leasts[kc] = srv[k] }
+    }
+    if (ph[p] == "write" && n >= 4 && cpw > 0) { nw4[vs[w]]++; if (best[k] / cpw >= 2) nw4ok[vs[w]]++ }
     if (vs[w] == "4.1" && rv3 != "-") {
       r = best[k] / best[k3]; nv++
       # Per phase: geometric means of v4.1/v3 speed and CPU (CPU moves less with the load).
@@ -52,6 +62,14 @@ END {
     if ((ku in best) && (ke in best))
       printf "uring/epoll v%-3s %-6s nconnect=%d: speed x%.2f, syscalls/rpc %s vs %s, loop syscalls/rpc %s vs %s\n", vs[w], ph[p], n, best[ku] / best[ke], sc[ku], sc[ke], lsc[ku], lsc[ke]
   }
+  if (ncpu > 0) for (p = 1; p <= 2; p++) for (w = 1; w <= 2; w++) {
+    kc = ph[p] " " vs[w]
+    if (!(kc in least) || least[kc] <= 0) continue
+    base = p == 1 ? cpw : cpr
+    printf "ceiling %-5s v%-3s: client %.3f + server %.3f CPU s/GiB (the least of its lines) on %d CPUs: at most %.0f MiB/s = x%.2f nfs-cp\n", ph[p], vs[w], leastc[kc], leasts[kc], ncpu, ncpu * 1024 / least[kc], (base > 0 ? ncpu * 1024 / least[kc] / base : 0)
+  }
+  for (w = 1; w <= 2; w++) if (nw4[vs[w]])
+    printf "goal v%s writes >= 2x nfs-cp with nconnect >= 4: %d of %d lines\n", vs[w], nw4ok[vs[w]], nw4[vs[w]]
   for (p = 1; p <= 3; p++) if (nsp[p])
     printf "v4.1/v3 %-6s over %d lines (geometric mean): speed x%.2f, client CPU per %s x%.2f\n", ph[p], nsp[p], exp(lsp[p] / nsp[p]), (ph[p] == "rand4k" ? "op" : "GiB"), (ncp[p] ? exp(lcp[p] / ncp[p]) : 0)
   if (nv) {
