@@ -59,6 +59,9 @@ const struct fuse_opt kSpec[] = {
     RAW_OPT("nowriteback", writeback, 0),
     RAW_OPT("splice", nosplice, 0),
     RAW_OPT("nosplice", nosplice, 1),
+    // allow_other is our default; both words are ours (the last one wins, as for the
+    // others) and parse_options passes allow_other on to libfuse once, if wanted.
+    RAW_OPT("allow_other", noallow_other, 0),
     RAW_OPT("noallow_other", noallow_other, 1),
     RAW_OPT("max_threads=%u", max_threads, 0),
     RAW_OPT("max_idle_threads=%u", max_idle_threads, 0),
@@ -83,8 +86,6 @@ const struct fuse_opt kSpec[] = {
     FUSE_OPT_KEY("user", kDrop),
     FUSE_OPT_KEY("users", kDrop),
     FUSE_OPT_KEY("nouser", kDrop),
-    // allow_other is our default: accept it explicitly and do not pass it twice.
-    FUSE_OPT_KEY("allow_other", kDrop),
     FUSE_OPT_END,
 };
 

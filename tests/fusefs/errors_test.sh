@@ -31,6 +31,17 @@ echo "$out" | grep -q "in use" || fail "unclear message for a mountpoint in use:
 unmount_shim "$T/mnt"
 pass "start-up errors"
 
+# allow_other (our default) and noallow_other: the last word wins, as for every option.
+for order in "noallow_other,allow_other yes" "allow_other,noallow_other no"; do
+  set -- $order
+  mount_shim "$T/back" "$T/mnt" -o "$1"
+  has=no
+  grep " $T/mnt " /proc/mounts | grep -q "[ ,]allow_other[ ,]" && has=yes
+  [ "$has" = "$2" ] || fail "-o $1: allow_other in the mount options: $has, want $2"
+  unmount_shim "$T/mnt"
+done
+pass "allow_other/noallow_other: the last one wins"
+
 # A backing call that hangs (in a stopped bindfs inside SOURCE) holds its own request thread
 # only: the request loop adds a thread after stall_us and others are served (-s fails here).
 mkdir -p "$T/back2/slow" "$T/x"

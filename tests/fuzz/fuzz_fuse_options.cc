@@ -18,6 +18,32 @@
 
 namespace {
 
+// The -o options in ARGS as libfuse reads them: "-o" then the next argument, or "-oLIST";
+// LIST split at commas that no backslash escapes (items keep their escapes).
+std::vector<std::string> libfuse_options(const fuse_args& args) {
+  std::vector<std::string> items;
+  for (int i = 0; i < args.argc; ++i) {
+    std::string a = args.argv[i], list;
+    if (a == "-o" && i + 1 < args.argc) list = args.argv[++i];
+    else if (a.rfind("-o", 0) == 0 && a.size() > 2) list = a.substr(2);
+    else continue;
+    std::string item;
+    for (size_t k = 0; k < list.size(); ++k) {
+      if (list[k] == '\\' && k + 1 < list.size()) {
+        item += list[k];
+        item += list[++k];
+      } else if (list[k] == ',') {
+        items.push_back(item);
+        item.clear();
+      } else {
+        item += list[k];
+      }
+    }
+    items.push_back(item);
+  }
+  return items;
+}
+
 // libfuse's -o escaping: '\x' stands for x.
 std::string unescape(const std::string& s) {
   std::string out;
@@ -42,12 +68,11 @@ void check_accepted(const nfsshim::fuse::Options& o, const fuse_args& args) {
              "log %s accepted", fuzz_quote(o.log_target).c_str());
   bool perms = false, subtype = false, allow_other = false;
   std::string fsname;  // the last one wins in libfuse: it must be ours
-  for (int i = 0; i < args.argc; ++i) {
-    std::string a = args.argv[i];
-    perms = perms || a == "-odefault_permissions";
-    subtype = subtype || a == "-osubtype=nfsshim-fuse";
-    allow_other = allow_other || a == "-oallow_other";
-    if (a.rfind("-ofsname=", 0) == 0) fsname = a.substr(9);
+  for (const std::string& opt : libfuse_options(args)) {
+    perms = perms || opt == "default_permissions";
+    subtype = subtype || opt == "subtype=nfsshim-fuse";
+    allow_other = allow_other || opt == "allow_other";
+    if (opt.rfind("fsname=", 0) == 0) fsname = opt.substr(7);
   }
   FUZZ_CHECK(perms && subtype && !fsname.empty(), "libfuse arguments incomplete");
   FUZZ_CHECK(unescape(fsname) == o.source, "fsname %s for source %s", fuzz_quote(fsname).c_str(),
