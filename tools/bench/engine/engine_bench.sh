@@ -12,24 +12,10 @@ set -euo pipefail
 build=$(readlink -f "${1:?usage: engine_bench.sh BUILD_DIR [SIZE_MIB]}")
 size=${2:-1024}
 reps=${ENGINE_BENCH_REPS:-2}  # repetitions of the engine matrix; the best one counts
-# Where ganesha's export lives: in RAM by default (a tmpfs dir under /dev/shm), as ONTAP
-# takes UNSTABLE writes and COMMITs into NVRAM; ENGINE_BENCH_EXPORT=disk puts it under /tmp,
-# where this VM's disk makes every COMMIT's fsync the limit of nfs-cp and the engines alike.
-export_on=${ENGINE_BENCH_EXPORT:-ram}
-[[ $export_on =~ ^(ram|disk)$ ]] || { echo "ENGINE_BENCH_EXPORT must be ram or disk, got '$export_on'" >&2; exit 2; }
-# ganesha's malloc: with glibc's default thresholds it hands its 1 MiB READ buffers back to
-# the kernel and faults them in again: 9% of its CPU in NFSv4.1 reads went to page faults
-# (perf; 2% in NFSv3 ones). Raised thresholds keep them, so the test server costs what the
-# protocol costs; ENGINE_BENCH_SERVER_MALLOC=default keeps glibc's defaults.
-server_malloc=${ENGINE_BENCH_SERVER_MALLOC:-tuned}
-case $server_malloc in
-  tuned) server_tunables=glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=33554432 ;;
-  default) server_tunables=${GLIBC_TUNABLES:-} ;;
-  *) echo "ENGINE_BENCH_SERVER_MALLOC must be tuned or default, got '$server_malloc'" >&2; exit 2 ;;
-esac
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$root/tools/bench/engine/server_env.sh"
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "ENGINE_BENCH_REPS must be a positive integer, got '$reps'" >&2; exit 2; }
 [[ $size =~ ^[1-9][0-9]*$ ]] || { echo "SIZE_MIB must be a positive integer, got '$size'" >&2; exit 2; }
-root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/tests/engine/ganesha.sh"
 bench=$build/tools/bench/engine/engine_bench
 [ -x "$bench" ] || { echo "build engine_bench first: cmake --build $build --target engine_bench" >&2; exit 1; }
