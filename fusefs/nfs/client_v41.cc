@@ -43,10 +43,11 @@ class FileIo41 final : public FileIo {
         assume_preserved_(assume_preserved),
         writer_(
             [this](const nfs::Cred& c, uint64_t off, size_t len, const char* buf, int stable,
-                   std::vector<nfs::Engine::PieceVerf>* verfs) -> ssize_t {
+                   std::vector<nfs::Engine::PieceVerf>* verfs,
+                   const std::shared_ptr<const void>& owner) -> ssize_t {
               Open o = pick(0, nfs4::OPEN4_SHARE_ACCESS_WRITE);
               if (!o) return -EBADF;
-              return e_.write(c, o, off, len, buf, stable, verfs);
+              return e_.write(c, o, off, len, buf, stable, verfs, owner);
             },
             [this](const nfs::Cred& c, nfs::WriteVerf* verf) { return e_.commit(c, fh_, verf); }) {}
 

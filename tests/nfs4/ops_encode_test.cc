@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <memory>
+#include <string>
 
 #include "hex.h"
 #include "nfsshim/nfs4/constants.h"
@@ -445,4 +447,67 @@ TEST(Nfs4Encode, FramedCompoundIsTheRecordOfTheMessage) {
   EXPECT_EQ(plain2.finish_record(&wire), -EINVAL);
   Compound framed2(Compound::Framed{}, 8, {});
   EXPECT_EQ(framed2.finish(&msg), -EINVAL);
+}
+
+TEST(Nfs4Encode, WriteDataInPlaceIsTheSameRecordInTwoPieces) {
+  // A WRITE whose data is sent from where it lies: the record up to the data (its mark
+  // counting the data and its pad), then the data, then the XDR pad, are byte for byte the
+  // record of the copying encode. 5 bytes: 3 of pad.
+  auto owner = std::make_shared<std::string>("hello");
+  const auto* data = reinterpret_cast<const uint8_t*>(owner->data());
+  Compound copied(Compound::Framed{}, 7, {});
+  encode_putfh(copied, {0xfe, 0xed});
+  encode_write(copied, stateid(), 0x10, UNSTABLE4, data, 5);
+  std::vector<uint8_t> want;
+  ASSERT_EQ(copied.finish_record(&want), 0);
+
+  Compound inplace(Compound::Framed{}, 7, {});
+  encode_putfh(inplace, {0xfe, 0xed});
+  encode_write(inplace, stateid(), 0x10, UNSTABLE4, data, 5, owner);
+  std::vector<uint8_t> wire;
+  nfsshim::rpc::Tail tail;
+  ASSERT_EQ(inplace.finish_record(&wire, &tail), 0);
+  EXPECT_EQ(tail.data, data);  // not copied
+  EXPECT_EQ(tail.len, 5u);
+  EXPECT_EQ(tail.pad, 3u);
+  EXPECT_EQ(tail.owner, owner);
+  std::vector<uint8_t> sent(wire);
+  sent.insert(sent.end(), tail.data, tail.data + tail.len);
+  sent.insert(sent.end(), tail.pad, uint8_t{0});
+  EXPECT_EQ(to_hex(sent), to_hex(want));
+  EXPECT_EQ(wire.size() + 8, want.size());
+
+  // Without a tail the two-piece form is the plain record and an empty tail.
+  Compound none(Compound::Framed{}, 7, {});
+  encode_putfh(none, {0xfe, 0xed});
+  encode_write(none, stateid(), 0x10, UNSTABLE4, data, 5);
+  ASSERT_EQ(none.finish_record(&wire, &tail), 0);
+  EXPECT_EQ(to_hex(wire), to_hex(want));
+  EXPECT_EQ(tail.data, nullptr);
+  EXPECT_EQ(tail.size(), 0u);
+  EXPECT_EQ(tail.owner, nullptr);
+}
+
+TEST(Nfs4Encode, WriteDataInPlaceMustEndTheMessage) {
+  auto owner = std::make_shared<std::string>("12345678");
+  const auto* data = reinterpret_cast<const uint8_t*>(owner->data());
+  std::vector<uint8_t> wire, msg;
+  nfsshim::rpc::Tail tail;
+  // Anything encoded after the data would land before it on the wire.
+  Compound after(Compound::Framed{}, 7, {});
+  encode_write(after, stateid(), 0, UNSTABLE4, data, 8, owner);
+  encode_commit(after, 0, 0);
+  EXPECT_EQ(after.finish_record(&wire, &tail), -EINVAL);
+  // The one-piece forms would drop the data: refused.
+  Compound one(Compound::Framed{}, 7, {});
+  encode_write(one, stateid(), 0, UNSTABLE4, data, 8, owner);
+  EXPECT_EQ(one.finish_record(&wire), -EINVAL);
+  Compound plain(7, {});
+  encode_write(plain, stateid(), 0, UNSTABLE4, data, 8, owner);
+  EXPECT_EQ(plain.finish(&msg), -EINVAL);
+  // Two tails in one message cannot be sent as one.
+  Compound two(Compound::Framed{}, 7, {});
+  encode_write(two, stateid(), 0, UNSTABLE4, data, 4, owner);
+  encode_write(two, stateid(), 4, UNSTABLE4, data + 4, 4, owner);
+  EXPECT_EQ(two.finish_record(&wire, &tail), -EINVAL);
 }

@@ -1,6 +1,6 @@
 // The NFSv4.1 engine's transport (libshim/src/nfs41/transport.cc) against an in-process
 // TCP echo server on loopback: records framed, matched by xid, big records written in
-// parts, a dropped connection failing its calls with -ECONNRESET and coming back (with
+// parts (also those whose end is sent from a buffer of its own), a dropped connection failing its calls with -ECONNRESET and coming back (with
 // the bind call first when a session exists). For the io_uring and the epoll loop.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -43,23 +43,36 @@ class EchoServer : public nfs41test::RecordServer {
   }
 };
 
-CallPtr make_call(uint32_t xid, size_t size) {
+// A call of SIZE message bytes; its last TAIL bytes (with their XDR pad) are sent from a
+// buffer of their own, as a WRITE's data is.
+CallPtr make_call(uint32_t xid, size_t size, size_t tail = 0) {
   auto c = std::make_shared<Call>();
   c->xid = xid;
-  std::vector<uint8_t> msg(std::max<size_t>(size, 8));
+  std::vector<uint8_t> msg(std::max<size_t>(size, 8 + tail));
   for (size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<uint8_t>(xid * 31 + i);
   msg[0] = static_cast<uint8_t>(xid >> 24);
   msg[1] = static_cast<uint8_t>(xid >> 16);
   msg[2] = static_cast<uint8_t>(xid >> 8);
   msg[3] = static_cast<uint8_t>(xid);
-  nfsshim::rpc::frame_record(&c->wire, msg.data(), msg.size());
+  uint32_t pad = static_cast<uint32_t>((4 - tail % 4) % 4);
+  size_t head = msg.size() - tail;
+  nfsshim::rpc::frame_record(&c->wire, msg.data(), head);
+  if (tail > 0) {
+    uint32_t mark = nfsshim::rpc::kLastFragment | static_cast<uint32_t>(msg.size() + pad);
+    for (int i = 0; i < 4; ++i) c->wire[i] = static_cast<uint8_t>(mark >> (24 - 8 * i));
+    auto owned = std::make_shared<std::vector<uint8_t>>(msg.begin() + head, msg.end());
+    c->tail = nfsshim::rpc::Tail{owned->data(), tail, pad, owned};
+  }
   return c;
 }
 
-// The echoed record equals the message framed into the call.
+// The echoed record equals the message framed into the call (tail and pad included).
 bool echoed(const Call& c) {
-  return c.err == 0 && c.reply.size() + 4 == c.wire.size() &&
-         std::memcmp(c.reply.data(), c.wire.data() + 4, c.reply.size()) == 0;
+  std::vector<uint8_t> sent(c.wire.begin() + 4, c.wire.end());
+  sent.insert(sent.end(), c.tail.data, c.tail.data + c.tail.len);
+  sent.insert(sent.end(), c.tail.pad, uint8_t{0});
+  return c.err == 0 && c.reply.size() == sent.size() &&
+         std::memcmp(c.reply.data(), sent.data(), sent.size()) == 0;
 }
 
 class Nfs41Transport : public ::testing::TestWithParam<IoBackend> {};
@@ -77,8 +90,10 @@ TEST_P(Nfs41Transport, ManyCallsFromManyThreadsBigAndSmall) {
       std::vector<CallPtr> calls;
       for (int i = 0; i < 100; ++i) {
         uint32_t xid = static_cast<uint32_t>(t * 100000 + i + 1);
-        // Every 25th call is 2 MiB: more than a socket buffer, written in parts.
-        calls.push_back(make_call(xid, i % 25 == 0 ? (2u << 20) + i : 100 + i));
+        // Every 25th call is 2 MiB: more than a socket buffer, written in parts. Every
+        // 3rd sends its second half from a buffer of its own (odd lengths: padded).
+        size_t size = i % 25 == 0 ? (2u << 20) + i : 100 + i;
+        calls.push_back(make_call(xid, size, i % 3 == 0 ? size / 2 : 0));
         conn.submit(calls.back());
       }
       for (auto& c : calls) {

@@ -7,8 +7,8 @@ namespace nfsshim::nfs {
 UnstableWriter::UnstableWriter(Engine& e, Fh fh, size_t max_retained)
     : UnstableWriter(
           [&e, fh](const Cred& c, uint64_t off, size_t len, const char* buf, int stable,
-                   std::vector<Engine::PieceVerf>* verfs) {
-            return e.write(c, fh, off, len, buf, stable, verfs);
+                   std::vector<Engine::PieceVerf>* verfs, const std::shared_ptr<const void>&) {
+            return e.write(c, fh, off, len, buf, stable, verfs);  // libnfs copies it anyway
           },
           [&e, fh](const Cred& c, WriteVerf* verf) { return e.commit(c, fh, verf); },
           max_retained) {}
@@ -21,42 +21,61 @@ size_t UnstableWriter::retained_bytes() {
   return retained_bytes_;
 }
 
-// Keeps [OFF, OFF+len) as the newest bytes of that range: older pieces are cut back.
-void UnstableWriter::retain_locked(uint64_t off, std::string data, WriteVerf verf) {
-  const uint64_t end = off + data.size();
+// Bytes [FROM, FROM+N) of this piece. A piece keeping less than half of its buffer gets a
+// copy of its own, so the retained pieces never hold more than twice what they count.
+UnstableWriter::Piece UnstableWriter::Piece::slice(size_t from, size_t n) const {
+  if (2 * n >= buf->size()) return Piece{buf, at + from, n, verf};
+  return Piece{std::make_shared<const std::string>(data() + from, n), 0, n, verf};
+}
+
+// Keeps P as the newest bytes of [OFF, OFF+P.len): older pieces are cut back.
+void UnstableWriter::retain_locked(uint64_t off, Piece p) {
+  const uint64_t end = off + p.len;
   auto it = retained_.lower_bound(off);
   if (it != retained_.begin()) {
     auto prev = std::prev(it);
-    if (prev->first + prev->second.data.size() > off) it = prev;
+    if (prev->first + prev->second.len > off) it = prev;
   }
   while (it != retained_.end() && it->first < end) {
-    const uint64_t poff = it->first, pend = poff + it->second.data.size();
+    const uint64_t poff = it->first, pend = poff + it->second.len;
     Piece old = std::move(it->second);
     it = retained_.erase(it);
-    retained_bytes_ -= old.data.size();
+    retained_bytes_ -= old.len;
     if (poff < off) {
       retained_bytes_ += off - poff;
-      retained_.emplace(poff, Piece{old.data.substr(0, off - poff), old.verf});
+      retained_.emplace(poff, old.slice(0, off - poff));
     }
     if (pend > end) {
       retained_bytes_ += pend - end;
-      retained_.emplace(end, Piece{old.data.substr(end - poff), old.verf});
+      retained_.emplace(end, old.slice(end - poff, pend - end));
     }
   }
-  retained_bytes_ += data.size();
-  retained_.emplace(off, Piece{std::move(data), verf});
+  retained_bytes_ += p.len;
+  retained_.emplace(off, std::move(p));
 }
 
 ssize_t UnstableWriter::write(const Cred& c, uint64_t off, const char* buf, size_t len) {
+  // The copy kept until COMMIT is made first and the WRITEs are sent from it: an engine
+  // that sends in place (v4.1) copies nothing more; libnfs (v3) copies into its requests.
+  auto data = std::make_shared<const std::string>(buf, len);
   bool full;
   ssize_t n;
   {
     std::shared_lock<std::shared_mutex> wl(commit_mu_);
     std::vector<Engine::PieceVerf> verfs;
-    n = write_(c, off, len, buf, UNSTABLE, &verfs);
+    n = write_(c, off, len, data->data(), UNSTABLE, &verfs, data);
     if (n <= 0) return n;
     std::lock_guard<std::mutex> g(mu_);
-    for (const auto& v : verfs) retain_locked(v.off, std::string(buf + (v.off - off), v.len), v.verf);
+    // One piece per run of WRITEs under the same verifier: the whole copy, unless the
+    // server restarted in the middle or wrote less.
+    for (size_t i = 0, j; i < verfs.size(); i = j) {
+      size_t run = verfs[i].len;
+      for (j = i + 1; j < verfs.size() && verfs[j].verf == verfs[i].verf &&
+                      verfs[j].off == verfs[j - 1].off + verfs[j - 1].len;
+           ++j)
+        run += verfs[j].len;
+      if (run > 0) retain_locked(verfs[i].off, Piece{data, verfs[i].off - off, run, verfs[i].verf}.slice(0, run));
+    }
     full = retained_bytes_ > max_retained_;
   }
   if (full) {
@@ -85,13 +104,13 @@ int UnstableWriter::commit_locked(const Cred& c) {
   if (rv < 0) {
     // Keep the data: a later commit (fsync again, close) tries once more.
     std::lock_guard<std::mutex> g(mu_);
-    for (auto& p : pieces) retain_locked(p.first, std::move(p.second.data), p.second.verf);
+    for (auto& p : pieces) retain_locked(p.first, std::move(p.second));
     return rv;
   }
   size_t bytes = 0, count = 0;
   for (auto& p : pieces)
     if (p.second.verf != verf) {
-      bytes += p.second.data.size();
+      bytes += p.second.len;
       ++count;
     }
   if (count == 0) return 0;
@@ -99,11 +118,11 @@ int UnstableWriter::commit_locked(const Cred& c) {
   SHIM_LOG_WARN("write verifier changed (server restarted): re-sending {} bytes in {} pieces", bytes, count);
   for (auto& p : pieces) {
     if (p.second.verf == verf) continue;
-    const std::string& d = p.second.data;
-    ssize_t n = write_(c, p.first, d.size(), d.data(), FILE_SYNC, nullptr);
+    const Piece& d = p.second;
+    ssize_t n = write_(c, p.first, d.len, d.data(), FILE_SYNC, nullptr, d.buf);
     if (n < 0) return static_cast<int>(n);
-    if (static_cast<size_t>(n) != d.size()) return -EIO;
-    resent_bytes_.fetch_add(d.size());
+    if (static_cast<size_t>(n) != d.len) return -EIO;
+    resent_bytes_.fetch_add(d.len);
   }
   return 0;  // FILE_SYNC data is stable: nothing of it is left to check
 }

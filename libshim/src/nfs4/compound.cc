@@ -50,17 +50,37 @@ int Compound::fail(int err) {
 int Compound::finish(std::vector<uint8_t>* msg) {
   if (err_ < 0) return err_;
   enc_.patch_u32(count_pos_, static_cast<uint32_t>(ops_.size()));
-  if (framed_) return fail(-EINVAL);
+  if (framed_ || tail_.data) return fail(-EINVAL);
   *msg = enc_.take();
   return 0;
 }
 
+void Compound::opaque_tail(const uint8_t* data, size_t len, std::shared_ptr<const void> owner) {
+  if (tail_.data || !data || !owner || len > UINT32_MAX) {
+    fail(-EINVAL);
+    return;
+  }
+  enc_.u32(static_cast<uint32_t>(len));
+  tail_ = rpc::Tail{data, len, static_cast<uint32_t>((4 - len % 4) % 4), std::move(owner)};
+  tail_at_ = enc_.size();
+}
+
 int Compound::finish_record(std::vector<uint8_t>* wire) {
+  if (tail_.data) return fail(-EINVAL);  // the caller would not send it
+  rpc::Tail none;
+  return finish_record(wire, &none);
+}
+
+int Compound::finish_record(std::vector<uint8_t>* wire, rpc::Tail* tail) {
   if (err_ < 0) return err_;
-  if (!framed_ || enc_.size() - 4 > rpc::kMaxFragment) return fail(-EINVAL);
+  if (tail_.data && enc_.size() != tail_at_) return fail(-EINVAL);  // encoded after the tail
+  size_t body = enc_.size() - 4 + tail_.size();
+  if (!framed_ || body > rpc::kMaxFragment) return fail(-EINVAL);
   enc_.patch_u32(count_pos_, static_cast<uint32_t>(ops_.size()));
-  enc_.patch_u32(0, rpc::kLastFragment | static_cast<uint32_t>(enc_.size() - 4));
+  enc_.patch_u32(0, rpc::kLastFragment | static_cast<uint32_t>(body));
   *wire = enc_.take();
+  *tail = std::move(tail_);
+  tail_ = rpc::Tail{};
   return 0;
 }
 

@@ -24,13 +24,14 @@ int decode_read(ReplyReader& r, uint32_t count, ReadRes* out) {
 }
 
 int encode_write(Compound& c, const Stateid4& s, uint64_t offset, uint32_t stable,
-                 const uint8_t* data, size_t len) {
+                 const uint8_t* data, size_t len, std::shared_ptr<const void> owner) {
   if (len > kMaxIoBytes || stable > FILE_SYNC4) return c.fail(-EINVAL);
   c.begin_op(OP_WRITE);
   put_stateid(c.enc(), s);
   c.enc().u64(offset);
   c.enc().u32(stable);
-  c.enc().opaque(data, len);
+  if (owner && len > 0) c.opaque_tail(data, len, std::move(owner));
+  else c.enc().opaque(data, len);
   return 0;
 }
 

@@ -344,7 +344,8 @@ ssize_t Engine::read(const Cred& c, const Open& f, uint64_t off, size_t len, cha
 }
 
 ssize_t Engine::write_pieces(const Cred& c, const Open& f, uint64_t off, size_t len,
-                             const char* buf, uint32_t stable, std::vector<PieceVerf>* verfs) {
+                             const char* buf, uint32_t stable, std::vector<PieceVerf>* verfs,
+                             const std::shared_ptr<const void>& owner) {
   size_t n = (len + wsize_ - 1) / wsize_;
   std::vector<WriteRes> res(n);
   std::vector<Piece> pieces(n);
@@ -352,9 +353,9 @@ ssize_t Engine::write_pieces(const Cred& c, const Open& f, uint64_t off, size_t 
     uint64_t poff = off + i * wsize_;
     size_t plen = std::min<size_t>(wsize_, len - i * wsize_);
     const uint8_t* src = reinterpret_cast<const uint8_t*>(buf) + i * wsize_;
-    pieces[i].build = [this, f, poff, plen, src, stable](Compound& k) {
+    pieces[i].build = [this, f, poff, plen, src, stable, &owner](Compound& k) {
       if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
-      return encode_write(k, f->stateid(), poff, stable, src, plen);
+      return encode_write(k, f->stateid(), poff, stable, src, plen, owner);
     };
     pieces[i].decode = [&res, i, plen](ReplyReader& r) {
       uint32_t st;
@@ -375,13 +376,14 @@ ssize_t Engine::write_pieces(const Cred& c, const Open& f, uint64_t off, size_t 
 }
 
 ssize_t Engine::write(const Cred& c, const Open& f, uint64_t off, size_t len, const char* buf,
-                      int stable, std::vector<PieceVerf>* verfs) {
+                      int stable, std::vector<PieceVerf>* verfs,
+                      const std::shared_ptr<const void>& owner) {
   if (!f) return -EBADF;
   if (stable < 0 || stable > 2) return -EINVAL;
   size_t done = 0;
   while (done < len) {
     ssize_t n = write_pieces(c, f, off + done, len - done, buf + done,
-                             static_cast<uint32_t>(stable), verfs);
+                             static_cast<uint32_t>(stable), verfs, owner);
     if (n < 0) return done ? static_cast<ssize_t>(done) : n;
     if (n == 0) return -EIO;  // the server wrote nothing: no progress is possible
     done += static_cast<size_t>(n);

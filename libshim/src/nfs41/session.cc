@@ -409,7 +409,7 @@ int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a,
   auto call = std::make_shared<Call>();
   call->xid = comp.xid();
   int rc = build(comp);
-  if (rc >= 0) rc = comp.finish_record(&call->wire);
+  if (rc >= 0) rc = comp.finish_record(&call->wire, &call->tail);
   if (rc < 0) {
     std::lock_guard<std::mutex> g(mu_);
     slots_.on_sequence_error(a->t.slotid, NFS4ERR_DELAY);  // never sent: seqid not used
@@ -483,6 +483,7 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     auto again = std::make_shared<Call>();
     again->xid = a->call->xid;
     again->wire = a->call->wire;
+    again->tail = a->call->tail;
     a->call = again;
     pick()->submit(again);
   }
@@ -509,6 +510,7 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     auto again = std::make_shared<Call>();
     again->xid = a->call->xid;
     again->wire = a->call->wire;
+    again->tail = a->call->tail;
     a->call = again;
     pick()->submit(again);
     return finish(a, decode);

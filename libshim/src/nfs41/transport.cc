@@ -169,7 +169,7 @@ void Conn::drop_for_test(bool on_next_call) {
 
 void Conn::enqueue_locked_loop(const CallPtr& c) {
   pending_[c->xid] = c;
-  outq_.push_back(c);  // the Call keeps its bytes until the reply: no copy
+  outq_.push_back(c);  // the Call keeps its bytes (and its tail's owner) until the reply: no copy
   calls_.fetch_add(1);
 }
 
@@ -188,10 +188,27 @@ void Conn::start_bind() {
 }
 
 void Conn::flush() {
+  static const uint8_t kZeros[4] = {};
   while (fd_ >= 0 && !outq_.empty()) {
-    const std::vector<uint8_t>& front = outq_.front()->wire;
-    ssize_t n = ::send(fd_, front.data() + out_off_, front.size() - out_off_,
-                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    // The unsent rest of the front call: its wire bytes, then its tail and the tail's pad.
+    const Call& c = *outq_.front();
+    iovec iov[3];
+    size_t niov = 0, skip = out_off_;
+    auto add = [&](const uint8_t* p, size_t len) {
+      if (skip >= len) {
+        skip -= len;
+        return;
+      }
+      iov[niov++] = iovec{const_cast<uint8_t*>(p) + skip, len - skip};
+      skip = 0;
+    };
+    add(c.wire.data(), c.wire.size());
+    add(c.tail.data, c.tail.len);
+    add(kZeros, c.tail.pad);
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = niov;
+    ssize_t n = ::sendmsg(fd_, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -199,7 +216,7 @@ void Conn::flush() {
       return;
     }
     out_off_ += static_cast<size_t>(n);
-    if (out_off_ == front.size()) {
+    if (out_off_ == c.size()) {
       outq_.pop_front();
       out_off_ = 0;
     }

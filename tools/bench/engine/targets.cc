@@ -69,7 +69,9 @@ class V41 : public Target {
     nfs41::Open f = f_;
     w_.reset(new nfs::UnstableWriter(
         [e, f](const nfs::Cred& wc, uint64_t off, size_t len, const char* buf, int stable,
-               std::vector<nfs::Engine::PieceVerf>* verfs) { return e->write(wc, f, off, len, buf, stable, verfs); },
+               std::vector<nfs::Engine::PieceVerf>* verfs, const std::shared_ptr<const void>& owner) {
+          return e->write(wc, f, off, len, buf, stable, verfs, owner);
+        },
         [e, f](const nfs::Cred& wc, nfs::WriteVerf* verf) { return e->commit(wc, f->fh, verf); }));
     return 0;
   }

@@ -228,8 +228,11 @@ class Engine {
 class UnstableWriter {
  public:
   // One WRITE of [off, off+len) with stable_how STABLE; fills per-piece verifiers if asked.
+  // OWNER keeps BUF alive and unchanged while it lives: an engine that can send the data
+  // from BUF itself (v4.1) need not copy it.
   using WriteFn = std::function<ssize_t(const Cred&, uint64_t off, size_t len, const char* buf,
-                                        int stable, std::vector<Engine::PieceVerf>* verfs)>;
+                                        int stable, std::vector<Engine::PieceVerf>* verfs,
+                                        const std::shared_ptr<const void>& owner)>;
   using CommitFn = std::function<int(const Cred&, WriteVerf* verf)>;
   UnstableWriter(Engine& e, Fh fh, size_t max_retained = 64u << 20);
   UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained = 64u << 20);
@@ -239,11 +242,17 @@ class UnstableWriter {
   size_t retained_bytes();
 
  private:
+  // LEN bytes at AT in BUF, written under VERF. BUF is one write()'s copy of its data,
+  // shared by the pieces cut from it; the WRITEs were sent from it too.
   struct Piece {
-    std::string data;
+    std::shared_ptr<const std::string> buf;
+    size_t at;
+    size_t len;
     WriteVerf verf;
+    const char* data() const { return buf->data() + at; }
+    Piece slice(size_t from, size_t n) const;
   };
-  void retain_locked(uint64_t off, std::string data, WriteVerf verf);
+  void retain_locked(uint64_t off, Piece p);
   int commit_locked(const Cred& c);
   WriteFn write_;
   CommitFn commit_;

@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "nfsshim/rpc/record_marking.h"
 #include "nfsshim/rpc/rpc_message.h"
 #include "nfsshim/rpc/xdr_decoder.h"
 #include "nfsshim/rpc/xdr_encoder.h"
@@ -43,6 +45,13 @@ class Compound {
   // For a Framed compound: the message as one record (RFC 5531 record mark in front),
   // ready for the socket, without copying the message (a WRITE's data is big).
   int finish_record(std::vector<uint8_t>* wire);
+  // Appends DATA as an XDR opaque that is not copied: the last thing in the message
+  // (finish_record() fails if anything was encoded after it). OWNER keeps DATA alive.
+  void opaque_tail(const uint8_t* data, size_t len, std::shared_ptr<const void> owner);
+  // finish_record() for a message that may end in an opaque_tail(): *WIRE is the record
+  // up to the tail (its mark counts the tail), *TAIL the data to send after it (empty
+  // without one).
+  int finish_record(std::vector<uint8_t>* wire, rpc::Tail* tail);
 
  private:
   void begin(const rpc::Credential& cred, const std::string& tag);
@@ -52,6 +61,8 @@ class Compound {
   bool framed_ = false;
   std::vector<uint32_t> ops_;
   int err_ = 0;
+  rpc::Tail tail_;
+  size_t tail_at_ = 0;  // the message's size when the tail was added
 };
 
 // Decodes the RPC reply header, checks the xid, returns rpc::reply_errno (or

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "nfsshim/nfs4/compound.h"
 #include "nfsshim/nfs4/types.h"
@@ -19,9 +20,11 @@ struct ReadRes {
 // `count` is what was asked: more data than that is refused.
 int decode_read(ReplyReader& r, uint32_t count, ReadRes* out);
 
-// stable: UNSTABLE4, DATA_SYNC4 or FILE_SYNC4. -EINVAL over kMaxIoBytes.
+// stable: UNSTABLE4, DATA_SYNC4 or FILE_SYNC4. -EINVAL over kMaxIoBytes. With an OWNER
+// (which keeps DATA alive) the data is not copied but sent in place (Compound::opaque_tail):
+// then WRITE must be the compound's last operation.
 int encode_write(Compound& c, const Stateid4& s, uint64_t offset, uint32_t stable,
-                 const uint8_t* data, size_t len);
+                 const uint8_t* data, size_t len, std::shared_ptr<const void> owner = nullptr);
 struct WriteRes {
   uint32_t status = 0;
   uint32_t count = 0;

@@ -132,9 +132,12 @@ class Engine {
 
   ssize_t read(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf);
   using PieceVerf = nfs::Engine::PieceVerf;
-  // STABLE: 0 UNSTABLE, 1 DATA_SYNC, 2 FILE_SYNC.
+  // STABLE: 0 UNSTABLE, 1 DATA_SYNC, 2 FILE_SYNC. With an OWNER that keeps BUF alive (and
+  // unchanged) the data goes to the socket from BUF itself, not copied into each request:
+  // a call given up on (soft timeout) may still be sending it after write() returned.
   ssize_t write(const Cred& c, const Open& f, uint64_t off, size_t len, const char* buf,
-                int stable, std::vector<PieceVerf>* verfs);
+                int stable, std::vector<PieceVerf>* verfs,
+                const std::shared_ptr<const void>& owner = nullptr);
   int commit(const Cred& c, const Fh& fh, WriteVerf* verf);
   // UNSTABLE pieces, COMMIT, and FILE_SYNC re-send of every piece written under another
   // verifier than the COMMIT's (the server restarted in between).
@@ -295,7 +298,8 @@ class Engine {
   ssize_t read_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf,
                       bool* eof);
   ssize_t write_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, const char* buf,
-                       uint32_t stable, std::vector<PieceVerf>* verfs);
+                       uint32_t stable, std::vector<PieceVerf>* verfs,
+                       const std::shared_ptr<const void>& owner);
   int create_obj(const Cred& c, const Fh& dir, uint32_t type, const std::string& name,
                  const std::string& target, uint32_t mode, Fh* out, Attr* attr);
 

@@ -28,7 +28,9 @@ namespace nfsshim::nfs41 {
 // One RPC in flight: the framed request and, once done, the reply record or -errno.
 struct Call {
   uint32_t xid = 0;
-  std::vector<uint8_t> wire;  // record-marked message
+  std::vector<uint8_t> wire;  // record-marked message (up to the tail, if it has one)
+  rpc::Tail tail;             // sent after wire from where it lies (a WRITE's data)
+  size_t size() const { return wire.size() + tail.size(); }
 
   void complete(int err, rpc::Record reply);
   // 0 when done (then err/reply are valid), -ETIMEDOUT after TIMEOUT_MS.

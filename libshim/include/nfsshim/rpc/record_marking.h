@@ -38,6 +38,17 @@ struct UninitAllocator : std::allocator<T> {
 // One deframed record (resize() does not zero what it adds).
 using Record = std::vector<uint8_t, UninitAllocator<uint8_t>>;
 
+// The end of a record that is sent from where it lies instead of being copied into the
+// record's buffer (a WRITE's data): LEN bytes at DATA, then PAD zero bytes (XDR padding).
+// OWNER keeps DATA alive for as long as the record may still be sent.
+struct Tail {
+  const uint8_t* data = nullptr;
+  size_t len = 0;
+  uint32_t pad = 0;
+  std::shared_ptr<const void> owner;
+  size_t size() const { return len + pad; }
+};
+
 constexpr uint32_t kLastFragment = 0x80000000u;
 constexpr size_t kMaxFragment = 0x7fffffffu;
 
