@@ -219,3 +219,55 @@ TEST(RecordMarking, HostileLengthGivesNoSpan) {
   ASSERT_EQ(h.feed(ok.data(), ok.size()), 0);
   ASSERT_EQ(h.payload_span().len, 4u);
 }
+
+TEST(RecordMarking, PayloadTakenElsewhereIsLeftOutOfTheRecord) {
+  // A record "head|DATA|tl" whose DATA a transport put elsewhere after seeing the head;
+  // a second record follows. The first comes out as "headtl", the second whole.
+  std::vector<uint8_t> wire;
+  frame_record(&wire, u8("headDATAtl"), 10);
+  frame_record(&wire, u8("next"), 4);
+  RecordFramer f(100);
+  EXPECT_TRUE(f.at_record_start());
+  EXPECT_EQ(f.mark_bytes_due(), 4u);
+  ASSERT_EQ(f.feed(wire.data(), 2), 0);  // half a mark
+  EXPECT_EQ(f.mark_bytes_due(), 2u);
+  EXPECT_TRUE(f.at_record_start());
+  ASSERT_EQ(f.feed(wire.data() + 2, 6), 0);  // the rest of the mark and "head"
+  EXPECT_FALSE(f.at_record_start());
+  EXPECT_TRUE(f.in_last_fragment());
+  size_t n;
+  const uint8_t* p = f.partial(&n);
+  EXPECT_EQ(std::string(p, p + n), "head");
+  EXPECT_EQ(f.fragment_left(), 6u);
+  EXPECT_EQ(f.payload_elsewhere(7), -EINVAL);  // more than is due
+  ASSERT_EQ(f.payload_elsewhere(4), 0);       // "DATA"
+  EXPECT_EQ(f.fragment_left(), 2u);
+  ASSERT_EQ(f.feed(wire.data() + 12, wire.size() - 12), 0);  // "tl" and the next record
+  Record r;
+  ASSERT_TRUE(f.next(&r));
+  EXPECT_EQ(std::string(r.begin(), r.end()), "headtl");
+  ASSERT_TRUE(f.next(&r));
+  EXPECT_EQ(std::string(r.begin(), r.end()), "next");
+  EXPECT_TRUE(f.at_record_start());
+}
+
+TEST(RecordMarking, BytesFedCanBeTakenBackFromTheCurrentFragmentOnly) {
+  // "ab" as a first fragment, then "cdEF": EF came in already and was moved elsewhere.
+  std::vector<uint8_t> wire = hex("00000002 6162 80000004 63644546");
+  RecordFramer f(100);
+  ASSERT_EQ(f.feed(wire.data(), wire.size() - 2), 0);  // up to "cd"
+  EXPECT_EQ(f.take_back(3), -EINVAL);  // "b" is in the first fragment
+  EXPECT_EQ(f.fragment_left(), 2u);
+  ASSERT_EQ(f.feed(wire.data() + wire.size() - 2, 2), 0);  // "EF": the record is complete
+  Record r;
+  ASSERT_TRUE(f.next(&r));
+  EXPECT_EQ(std::string(r.begin(), r.end()), "abcdEF");
+  // Again, with "d" taken back before the rest comes.
+  RecordFramer g(100);
+  ASSERT_EQ(g.feed(wire.data(), wire.size() - 2), 0);
+  ASSERT_EQ(g.take_back(1), 0);
+  EXPECT_EQ(g.fragment_left(), 2u);
+  ASSERT_EQ(g.feed(wire.data() + wire.size() - 2, 2), 0);
+  ASSERT_TRUE(g.next(&r));
+  EXPECT_EQ(std::string(r.begin(), r.end()), "abcEF");
+}

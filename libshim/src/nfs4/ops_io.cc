@@ -17,10 +17,21 @@ int encode_read(Compound& c, const Stateid4& s, uint64_t offset, uint32_t count)
 }
 
 int decode_read(ReplyReader& r, uint32_t count, ReadRes* out) {
+  const size_t placed = r.placed();
   if (r.next(OP_READ, &out->status) < 0) return -EBADMSG;
   if (out->status != NFS4_OK) return 0;
-  r.dec().boolean(&out->eof);
-  return r.dec().opaque_view(&out->data, &out->len, count);
+  rpc::XdrDecoder& d = r.dec();
+  d.boolean(&out->eof);
+  if (placed == 0) return d.opaque_view(&out->data, &out->len, count);
+  uint32_t len;
+  if (d.u32(&len) < 0) return -EBADMSG;
+  if (len > count) return d.fail("opaque longer than its limit");
+  if (len != placed) return d.fail("READ data placed elsewhere is not the reply's length");
+  if (d.skip(rpc::xdr_pad(len) - len) < 0) return -EBADMSG;  // the pad stayed
+  out->data = nullptr;
+  out->len = len;
+  out->placed = true;
+  return 0;
 }
 
 int encode_write(Compound& c, const Stateid4& s, uint64_t offset, uint32_t stable,

@@ -384,7 +384,8 @@ Conn* Engine::pick() {
   return best;
 }
 
-int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait) {
+int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait,
+                  const std::shared_ptr<ReadSink>& sink) {
   SessionId sid;
   {
     std::unique_lock<std::mutex> g(mu_);
@@ -408,6 +409,7 @@ int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a,
   encode_sequence(comp, seq);
   auto call = std::make_shared<Call>();
   call->xid = comp.xid();
+  call->sink = sink;
   int rc = build(comp);
   if (rc >= 0) rc = comp.finish_record(&call->wire, &call->tail);
   if (rc < 0) {
@@ -444,6 +446,7 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     }
   };
   auto release_abandon = [&] {
+    if (a->call->sink) a->call->sink->detach();  // a late reply must not write there
     std::lock_guard<std::mutex> g(mu_);
     if (a->session_gen == session_gen_) slots_.abandon(a->t.slotid);
     slot_cv_.notify_one();
@@ -480,12 +483,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     }
     replays_.fetch_add(1);
     a->replayed = true;
-    auto again = std::make_shared<Call>();
-    again->xid = a->call->xid;
-    again->wire = a->call->wire;
-    again->tail = a->call->tail;
-    a->call = again;
-    pick()->submit(again);
+    a->call = a->call->again();
+    pick()->submit(a->call);
   }
 
   rpc::XdrDecoder d(a->call->reply);
@@ -495,6 +494,7 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     return {false, rc < 0 ? rc : -EIO};
   }
   ReplyReader r(d);
+  if (a->call->sink) r.set_placed(a->call->sink->placed);  // written before the call completed
   SequenceRes sr;
   if (r.begin() < 0 || decode_sequence(r, &sr) < 0) {
     release_abandon();
@@ -507,12 +507,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     sleep_ms(std::min(10 << std::min(a->replay_delays, 6), 1000));
     ++a->replay_delays;
     delays_.fetch_add(1);
-    auto again = std::make_shared<Call>();
-    again->xid = a->call->xid;
-    again->wire = a->call->wire;
-    again->tail = a->call->tail;
-    a->call = again;
-    pick()->submit(again);
+    a->call = a->call->again();
+    pick()->submit(a->call);
     return finish(a, decode);
   }
   if (sr.status != 0) {
@@ -620,10 +616,10 @@ int Engine::run_parallel(const Cred& c, const std::vector<Piece>& pieces) {
   };
   for (size_t i = 0; i < pieces.size(); ++i) {
     auto a = std::make_unique<Attempt>();
-    int rc = begin(c, pieces[i].build, pieces[i].cachethis, a.get(), open.empty());
+    int rc = begin(c, pieces[i].build, pieces[i].cachethis, a.get(), open.empty(), pieces[i].sink);
     while (rc == -EAGAIN && !open.empty()) {
       finish_one();
-      rc = begin(c, pieces[i].build, pieces[i].cachethis, a.get(), open.empty());
+      rc = begin(c, pieces[i].build, pieces[i].cachethis, a.get(), open.empty(), pieces[i].sink);
     }
     if (rc < 0) {
       if (first_err == 0) first_err = rc;
@@ -804,6 +800,7 @@ Stats Engine::stats() const {
     s.reconnects += c->reconnects();
     s.binds_ok += c->binds_ok();
     s.binds_failed += c->binds_failed();
+    s.read_placed_bytes += c->placed_bytes();
     nfs::LoopStats ls = c->loop_stats();
     s.loop_syscalls += ls.syscalls;
     s.loop_iterations += ls.iterations;

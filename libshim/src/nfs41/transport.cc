@@ -34,6 +34,15 @@ void Call::complete(int e, rpc::Record r) {
   cv_.notify_all();
 }
 
+CallPtr Call::again() const {
+  auto c = std::make_shared<Call>();
+  c->xid = xid;
+  c->wire = wire;
+  c->tail = tail;
+  c->sink = sink;
+  return c;
+}
+
 int Call::wait(int timeout_ms) {
   std::unique_lock<std::mutex> g(mu_);
   if (!cv_.wait_for(g, std::chrono::milliseconds(timeout_ms), [&] { return done_; }))
@@ -121,6 +130,8 @@ void Conn::stop() {
   }
   for (auto& kv : pending_) kv.second->complete(-ESHUTDOWN, {});
   pending_.clear();
+  sinks_pending_ = 0;
+  in_ = {};
   for (auto& c : held_) c->complete(-ESHUTDOWN, {});
   held_.clear();
   up_.store(false);
@@ -169,6 +180,12 @@ void Conn::drop_for_test(bool on_next_call) {
 
 void Conn::enqueue_locked_loop(const CallPtr& c) {
   pending_[c->xid] = c;
+  if (c->sink) {
+    ++sinks_pending_;
+    sink_head_ = c->sink->head;
+    std::lock_guard<std::mutex> g(c->sink->mu);
+    c->sink->placed = 0;  // a re-sent call's earlier reply placed nothing that counts now
+  }
   outq_.push_back(c);  // the Call keeps its bytes (and its tail's owner) until the reply: no copy
   calls_.fetch_add(1);
 }
@@ -241,38 +258,109 @@ void Conn::on_fd_ready(int fd, uint32_t revents) {
 
 void Conn::read_ready() {
   // One recvmsg() fills two pieces: first the rest of the current fragment, straight
-  // into its record (a READ reply's data: no user-space copy, as libnfs does), then BUF
-  // with whatever follows (record marks, small replies, the start of the next big one),
-  // which feed() copies into its records. BUF is small so little of a big reply goes
-  // that way.
+  // into its record (a READ reply's data: no user-space copy, as libnfs does) or, once a
+  // READ reply's head has shown where its data lies, straight into the caller's buffer
+  // (no copy at all); then BUF with whatever follows (record marks, small replies, the
+  // start of the next big one), which feed() copies into its records. BUF is small so
+  // little of a big reply goes that way; while READs with a sink are pending, a new reply
+  // is read up to the end of a READ head first, so that its data can go to the sink.
   static thread_local std::vector<uint8_t> buf(64 * 1024);
   for (;;) {
-    rpc::RecordFramer::Span direct = framer_.payload_span();
     iovec iov[2];
     int niov = 0;
-    if (direct.len > 0) iov[niov++] = iovec{direct.data, direct.len};
-    iov[niov++] = iovec{buf.data(), buf.size()};
+    size_t first = 0;  // bytes the first iovec takes (sink or record)
+    bool to_sink = false;
+    std::shared_ptr<ReadSink> sink;  // outlives the lock on its mutex
+    std::unique_lock<std::mutex> sink_lock;
+    if (in_.call) {
+      sink = in_.call->sink;
+      sink_lock = std::unique_lock<std::mutex>(sink->mu);
+      if (sink->dst) {
+        to_sink = true;
+        first = in_.left;
+        iov[niov++] = iovec{in_.at, in_.left};
+      } else {
+        sink_lock.unlock();
+        in_ = {};  // the caller gave up: the rest goes into the record
+      }
+    }
+    size_t buf_len = buf.size();
+    if (!to_sink) {
+      rpc::RecordFramer::Span direct = framer_.payload_span();
+      if (direct.len > 0) {
+        first = direct.len;
+        iov[niov++] = iovec{direct.data, direct.len};
+      } else if (sinks_pending_ > 0 && framer_.at_record_start()) {
+        buf_len = framer_.mark_bytes_due() + sink_head_;
+      }
+    }
+    iov[niov++] = iovec{buf.data(), buf_len};
     msghdr mh{};
     mh.msg_iov = iov;
     mh.msg_iovlen = static_cast<size_t>(niov);
     ssize_t n = ::recvmsg(fd_, &mh, MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    int err = n < 0 ? errno : 0;
+    if (n <= 0 && sink_lock.owns_lock()) sink_lock.unlock();
+    if (err == EINTR) continue;
+    if (err == EAGAIN || err == EWOULDBLOCK) break;
     if (n <= 0) {
-      lose(n == 0 ? "server closed the connection" : std::strerror(errno));
+      lose(n == 0 ? "server closed the connection" : std::strerror(err));
       return;
     }
     size_t got = static_cast<size_t>(n);
-    size_t to_record = std::min(got, direct.len);
-    if (framer_.payload_written(to_record) < 0 ||
-        (got > to_record && framer_.feed(buf.data(), got - to_record) < 0)) {
+    size_t in_first = std::min(got, first);
+    int rc = 0;
+    if (to_sink) {
+      rc = framer_.payload_elsewhere(in_first);
+      in_.at += in_first;
+      in_.left -= in_first;
+      if (in_.left == 0) {
+        sink->placed = in_.total;
+        placed_bytes_.fetch_add(in_.total, std::memory_order_relaxed);
+        in_ = {};
+      }
+      sink_lock.unlock();
+    } else {
+      rc = framer_.payload_written(in_first);
+    }
+    if (rc < 0 || (got > in_first && framer_.feed(buf.data(), got - in_first) < 0)) {
       lose("bad record marking");
       return;
     }
     rpc::Record rec;
     while (fd_ >= 0 && framer_.next(&rec)) dispatch(std::move(rec));
     if (fd_ < 0) return;
-    if (got < direct.len + buf.size()) break;  // drained; a full read may have more behind it
+    if (sinks_pending_ > 0 && !in_.call) try_sink();
+    if (got < first + buf_len) break;  // drained; a full read may have more behind it
+  }
+}
+
+// If the reply being assembled is a READ's whose head is all in and whose data is all in
+// this fragment, its data goes to the call's sink from now on; what of it came already
+// (behind an earlier reply in BUF) is moved there first.
+void Conn::try_sink() {
+  size_t have;
+  const uint8_t* rec = framer_.partial(&have);
+  if (have < 4 || !framer_.in_last_fragment()) return;
+  uint32_t xid = (uint32_t{rec[0]} << 24) | (uint32_t{rec[1]} << 16) | (uint32_t{rec[2]} << 8) | rec[3];
+  auto it = pending_.find(xid);
+  if (it == pending_.end() || !it->second->sink) return;
+  ReadSink& s = *it->second->sink;
+  size_t at, len;
+  if (!s.locate(rec, have, xid, &at, &len) || len == 0 || len > s.cap || at > have ||
+      have - at > len || len - (have - at) > framer_.fragment_left())
+    return;  // anything else: the data (if any) stays in the record
+  size_t early = have - at;
+  std::lock_guard<std::mutex> g(s.mu);
+  if (!s.dst) return;
+  if (early > 0) std::memcpy(s.dst, rec + at, early);
+  if (framer_.take_back(early) < 0) return;  // (not for a header from an earlier fragment)
+  s.placed = 0;
+  in_ = Incoming{it->second, s.dst + early, len - early, len};
+  if (in_.left == 0) {
+    s.placed = len;
+    placed_bytes_.fetch_add(len, std::memory_order_relaxed);
+    in_ = {};
   }
 }
 
@@ -304,6 +392,7 @@ void Conn::dispatch(rpc::Record rec) {
   if (it == pending_.end()) return;  // abandoned (soft timeout) or a stray reply
   CallPtr c = it->second;
   pending_.erase(it);
+  if (c->sink) --sinks_pending_;
   inflight_.fetch_sub(1);
   c->complete(0, std::move(rec));
 }
@@ -326,6 +415,8 @@ void Conn::lose(const char* why) {
     kv.second->complete(-ECONNRESET, {});
   }
   pending_.clear();
+  sinks_pending_ = 0;
+  in_ = {};
   reconnect_at_ms_ = now_ms() + backoff_ms_;
 }
 

@@ -43,6 +43,7 @@ int RecordFramer::feed(const uint8_t* data, size_t n) {
         return -EMSGSIZE;
       }
       in_fragment_ = true;
+      frag_start_ = len_;
       // Room for the whole fragment at once (bounded by the check above), so that
       // payload_span() can hand it out and a 1 MiB reply is not regrown piecewise.
       cur_.resize(len_ + frag_left_);
@@ -69,6 +70,23 @@ int RecordFramer::payload_written(size_t n) {
   len_ += n;
   frag_left_ -= n;
   if (in_fragment_ && frag_left_ == 0) fragment_done();
+  return 0;
+}
+
+int RecordFramer::payload_elsewhere(size_t n) {
+  if (failed_) return -EMSGSIZE;
+  if (n > (in_fragment_ ? frag_left_ : 0)) return -EINVAL;
+  frag_left_ -= n;
+  cur_.resize(len_ + frag_left_);  // smaller: no reallocation, the bytes so far stay
+  if (in_fragment_ && frag_left_ == 0) fragment_done();
+  return 0;
+}
+
+int RecordFramer::take_back(size_t n) {
+  if (failed_) return -EMSGSIZE;
+  if (!in_fragment_ || n > len_ - frag_start_) return -EINVAL;
+  len_ -= n;
+  cur_.resize(len_ + frag_left_);
   return 0;
 }
 

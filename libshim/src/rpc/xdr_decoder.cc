@@ -64,6 +64,12 @@ int XdrDecoder::fixed_opaque(void* dst, size_t n) {
   return 0;
 }
 
+int XdrDecoder::skip(size_t n) {
+  if (int rc = need(n, "truncated: bytes to skip"); rc < 0) return rc;
+  pos_ += n;
+  return 0;
+}
+
 int XdrDecoder::opaque_view(const uint8_t** data, size_t* n, size_t max) {
   uint32_t len;
   if (int rc = u32(&len); rc < 0) return rc;

@@ -96,6 +96,7 @@ class V41 : public Target {
            " peak_slots=" + std::to_string(s.peak_slots) +
            " retries=" + std::to_string(s.retries) + " delays=" + std::to_string(s.delays) +
            " replays=" + std::to_string(s.replays) + " timeouts=" + std::to_string(s.timeouts) +
+           " read_placed_MiB=" + std::to_string(s.read_placed_bytes >> 20) +
            " maxreq=" + std::to_string(s.maxrequest) + " maxresp=" + std::to_string(s.maxresponse);
   }
 

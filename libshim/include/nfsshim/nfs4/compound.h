@@ -76,6 +76,9 @@ class ReplyReader {
 
   int begin();
   uint32_t status() const { return status_; }
+  // Bytes of READ data the transport took out of this reply into the caller's buffer.
+  void set_placed(size_t n) { placed_ = n; }
+  size_t placed() const { return placed_; }
   uint32_t results_left() const { return left_; }
   // Reads the next result's operation number and status: -EBADMSG if there is
   // none left, it is for another operation (OP_ILLEGAL is accepted, its status is
@@ -90,6 +93,7 @@ class ReplyReader {
   rpc::XdrDecoder& dec_;
   uint32_t status_ = 0;
   uint32_t left_ = 0;
+  size_t placed_ = 0;
   uint32_t last_status_ = 0;
   bool any_ = false;
 };

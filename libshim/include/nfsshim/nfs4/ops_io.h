@@ -14,10 +14,13 @@ int encode_read(Compound& c, const Stateid4& s, uint64_t offset, uint32_t count)
 struct ReadRes {
   uint32_t status = 0;
   bool eof = false;
-  const uint8_t* data = nullptr;  // points into the reply buffer (no copy)
+  const uint8_t* data = nullptr;  // points into the reply buffer (no copy); null if placed
   size_t len = 0;
+  bool placed = false;  // the data is not in the reply but where the transport put it
 };
-// `count` is what was asked: more data than that is refused.
+// `count` is what was asked: more data than that is refused. If the transport took the
+// data out of the reply (ReplyReader::placed()), it must be all of it and only the XDR
+// pad is left in the reply.
 int decode_read(ReplyReader& r, uint32_t count, ReadRes* out);
 
 // stable: UNSTABLE4, DATA_SYNC4 or FILE_SYNC4. -EINVAL over kMaxIoBytes. With an OWNER

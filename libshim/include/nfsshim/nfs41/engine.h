@@ -88,6 +88,7 @@ struct Stats {
   uint64_t resent_done = 0;   // REMOVE/RENAME re-run in a new session answered ENOENT: done
   uint64_t resent_exist = 0;  // CREATE (dir, symlink)/LINK re-run answered EXIST for its own
   uint64_t loop_syscalls = 0, loop_iterations = 0;
+  uint64_t read_placed_bytes = 0;  // READ data received straight into callers' buffers
   std::vector<uint64_t> calls_per_conn;
 };
 
@@ -258,7 +259,8 @@ class Engine {
   CallPtr make_bind();
   int check_bind(const rpc::Record& reply);
 
-  int begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait);
+  int begin(const Cred& c, const Build& build, bool cachethis, Attempt* a, bool wait,
+            const std::shared_ptr<ReadSink>& sink = nullptr);
   // RC of a REMOVE/RENAME: -ENOENT after a re-run (RERUN) is the lost first run's success.
   int rerun_done(int rc, bool rerun, const char* what, const std::string& name);
   // A CREATE/LINK re-run answered EXIST: 0 (OUT, ATTR filled) if what NAME is now is what
@@ -271,6 +273,7 @@ class Engine {
     Build build;
     Decode decode;
     bool cachethis = true;
+    std::shared_ptr<ReadSink> sink;  // a READ's: its data straight into the caller's buffer
   };
   // The pieces' compounds in parallel across slots and connections; the first error.
   int run_parallel(const Cred& c, const std::vector<Piece>& pieces);

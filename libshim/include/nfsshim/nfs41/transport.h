@@ -25,12 +25,36 @@
 
 namespace nfsshim::nfs41 {
 
+// Where a READ reply's data can go instead of into the reply record: the caller's buffer,
+// written by the connection's loop thread straight from the socket (no copy). The record
+// then ends without the data (its XDR pad stays), and PLACED says it is in DST.
+struct ReadSink {
+  // True with the data's offset and length if the reply's first N bytes are exactly its
+  // head up to the data (a READ that succeeded); false for anything else.
+  using Locate = bool (*)(const uint8_t* rec, size_t n, uint32_t xid, size_t* at, size_t* len);
+  Locate locate = nullptr;
+  size_t head = 0;  // the head's expected size: the first read of a reply stops there
+
+  std::mutex mu;  // read_sink_mu_4: leaf; held by the loop thread while it writes DST
+  uint8_t* dst = nullptr;
+  size_t cap = 0;
+  size_t placed = 0;  // all of the data went to DST (set before the call completes)
+  // A caller giving up on the call before its reply: no byte is written to DST after this.
+  void detach() {
+    std::lock_guard<std::mutex> g(mu);
+    dst = nullptr;
+  }
+};
+
 // One RPC in flight: the framed request and, once done, the reply record or -errno.
 struct Call {
   uint32_t xid = 0;
   std::vector<uint8_t> wire;  // record-marked message (up to the tail, if it has one)
   rpc::Tail tail;             // sent after wire from where it lies (a WRITE's data)
+  std::shared_ptr<ReadSink> sink;  // where the reply's READ data may go (or null)
   size_t size() const { return wire.size() + tail.size(); }
+  // The same request again (same xid, bytes, tail and sink), not yet sent or answered.
+  std::shared_ptr<Call> again() const;
 
   void complete(int err, rpc::Record reply);
   // 0 when done (then err/reply are valid), -ETIMEDOUT after TIMEOUT_MS.
@@ -78,6 +102,7 @@ class Conn : public nfs::FdHandler {
   uint64_t reconnects() const { return reconnects_.load(); }
   uint64_t binds_ok() const { return binds_ok_.load(); }
   uint64_t binds_failed() const { return binds_failed_.load(); }
+  uint64_t placed_bytes() const { return placed_bytes_.load(); }
   int local_port() const { return local_port_.load(); }
   nfs::LoopStats loop_stats() const;
 
@@ -92,6 +117,7 @@ class Conn : public nfs::FdHandler {
   void flush();
   void read_ready();
   void dispatch(rpc::Record rec);
+  void try_sink();
   void lose(const char* why);
   void try_reconnect();
   void rearm();
@@ -113,13 +139,21 @@ class Conn : public nfs::FdHandler {
   std::deque<CallPtr> held_;                       // waiting for connect/bind
   std::deque<CallPtr> outq_;  // calls whose wire bytes are (partly) unsent
   size_t out_off_ = 0;
+  size_t sinks_pending_ = 0;  // pending_ calls with a ReadSink
+  size_t sink_head_ = 0;      // their reply head's size
+  // The reply being received whose READ data goes to its call's sink.
+  struct Incoming {
+    CallPtr call;
+    uint8_t* at = nullptr;
+    size_t left = 0, total = 0;
+  } in_;
   CallPtr bind_call_;
   int64_t reconnect_at_ms_ = 0;
   int backoff_ms_ = 50;
 
   std::atomic<size_t> inflight_{0};
   std::atomic<bool> up_{false};
-  std::atomic<uint64_t> calls_{0}, reconnects_{0}, binds_ok_{0}, binds_failed_{0};
+  std::atomic<uint64_t> calls_{0}, reconnects_{0}, binds_ok_{0}, binds_failed_{0}, placed_bytes_{0};
   std::atomic<int> local_port_{0};
   std::atomic<bool> drop_next_{false};
 };

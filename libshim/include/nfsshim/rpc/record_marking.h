@@ -84,6 +84,25 @@ class RecordFramer {
   // Moves the oldest complete record into *record; false if there is none.
   bool next(Record* record);
 
+  // For a transport that puts part of a record elsewhere (a READ reply's data straight
+  // into the caller's buffer): the record assembled so far (*n bytes), how many bytes of
+  // the current fragment are still due (0 between fragments), how many record-mark bytes
+  // are due before the next fragment, and whether no byte of a record has come yet.
+  const uint8_t* partial(size_t* n) const {
+    *n = len_;
+    return cur_.data();
+  }
+  size_t fragment_left() const { return in_fragment_ && !failed_ ? frag_left_ : 0; }
+  bool in_last_fragment() const { return in_fragment_ && last_; }
+  size_t mark_bytes_due() const { return 4 - hdr_have_; }
+  bool at_record_start() const { return !in_fragment_ && len_ == 0; }
+  // The next N payload bytes of the current fragment were taken elsewhere: the record
+  // leaves them out (it is N bytes shorter). Same errors as payload_written().
+  int payload_elsewhere(size_t n);
+  // The last N bytes fed of the current fragment were taken elsewhere too: the record
+  // leaves them out. -EINVAL if fewer than N of them came in this fragment.
+  int take_back(size_t n);
+
   size_t pending_records() const { return done_.size(); }
   bool failed() const { return failed_; }
 
@@ -96,6 +115,7 @@ class RecordFramer {
   size_t frag_left_ = 0;      // payload bytes still due in the current fragment
   bool in_fragment_ = false;  // header read, payload pending
   bool last_ = false;         // current fragment is the record's last
+  size_t frag_start_ = 0;     // where the current fragment's payload starts in the record
   bool failed_ = false;
   // The record being assembled: its first len_ bytes are valid; cur_ is sized for the
   // whole current fragment as soon as its header is in.

@@ -27,6 +27,8 @@ class XdrDecoder {
   // opaque<max>: copies out; fails if the length word exceeds max or what remains.
   int opaque(std::vector<uint8_t>* out, size_t max);
   int string(std::string* out, size_t max);
+  // N raw bytes passed over (an XDR pad whose data was taken out of the buffer).
+  int skip(size_t n);
   // opaque<max> without copying: *data points into the decoded buffer.
   int opaque_view(const uint8_t** data, size_t* n, size_t max);
   // An array length for elements of at least min_elem_bytes each: fails if over
