@@ -154,14 +154,14 @@ void print_stats(const char* what, const Stats& s) {
   std::printf("%s: calls=%llu per-conn=[ %s] slots granted=%u peak=%u lease=%us maxreq=%u "
               "retries=%llu replays=%llu reconnects=%llu binds ok=%llu failed=%llu "
               "session-recoveries=%llu clientid-recoveries=%llu reopens=%llu renewals=%llu "
-              "resent=%llu\n",
+              "resent=%llu read-placed=%llu\n",
               what, (unsigned long long)s.calls, per.c_str(), s.slots_granted, s.peak_slots,
               s.lease_s, s.maxrequest, (unsigned long long)s.retries,
               (unsigned long long)s.replays, (unsigned long long)s.reconnects,
               (unsigned long long)s.binds_ok, (unsigned long long)s.binds_failed,
               (unsigned long long)s.session_recoveries, (unsigned long long)s.clientid_recoveries,
               (unsigned long long)s.reopens, (unsigned long long)s.renewals,
-              (unsigned long long)s.resent_bytes);
+              (unsigned long long)s.resent_bytes, (unsigned long long)s.read_placed_bytes);
 }
 
 }  // namespace
@@ -351,6 +351,8 @@ TEST_P(Nfs41, IntegrityOneConnection) {
   std::printf("FIGURE nconnect=1 %s: write %.0f MiB/s read %.0f MiB/s (4 threads x 24 MiB) "
               "peak slots %u\n", name_of(GetParam()), r.write_mibs, r.read_mibs, s.peak_slots);
   EXPECT_GT(s.peak_slots, 1u);  // pieces really ran in parallel
+  // The 1 MiB READs' data went from the socket into the callers' buffers (checked above).
+  EXPECT_GE(s.read_placed_bytes, (96u << 20) / 2);
 }
 
 TEST_P(Nfs41, IntegrityEightTrunkedConnections) {
@@ -368,6 +370,7 @@ TEST_P(Nfs41, IntegrityEightTrunkedConnections) {
   ASSERT_EQ(s.calls_per_conn.size(), 8u);
   for (size_t i = 0; i < 8; ++i) EXPECT_GT(s.calls_per_conn[i], 0u) << "connection " << i;
   EXPECT_EQ(s.session_recoveries, 0u);
+  EXPECT_GE(s.read_placed_bytes, (96u << 20) / 2);
 }
 
 TEST_P(Nfs41, IdleLongerThanTwiceTheLease) {

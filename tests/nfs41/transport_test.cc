@@ -1,13 +1,16 @@
 // The NFSv4.1 engine's transport (libshim/src/nfs41/transport.cc) against an in-process
 // TCP echo server on loopback: records framed, matched by xid, big records written in
-// parts (also those whose end is sent from a buffer of its own), a dropped connection failing its calls with -ECONNRESET and coming back (with
-// the bind call first when a session exists). For the io_uring and the epoll loop.
+// parts (also those whose end is sent from a buffer of its own), a dropped connection
+// failing its calls with -ECONNRESET and coming back (with the bind call first when a
+// session exists), a READ reply's data received straight into its caller's buffer. For
+// the io_uring and the epoll loop.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -180,6 +183,92 @@ TEST_P(Nfs41Transport, NewSocketIsBoundBeforeAnythingElse) {
   }
   EXPECT_EQ(conn.binds_ok(), 2u);
   EXPECT_EQ(conn.reconnects(), 1u);
+  conn.stop();
+}
+
+// Sink calls: the message is [xid][length][data]; its echo is taken for a READ reply
+// whose 8-byte head says where the data is.
+bool test_locate(const uint8_t* rec, size_t n, uint32_t, size_t* at, size_t* len) {
+  if (n < 8) return false;
+  *at = 8;
+  *len = (size_t{rec[4]} << 24) | (size_t{rec[5]} << 16) | (size_t{rec[6]} << 8) | rec[7];
+  return true;
+}
+
+struct SinkCall {
+  CallPtr call;
+  std::vector<uint8_t> data, dst;
+};
+
+std::unique_ptr<SinkCall> make_sink_call(uint32_t xid, size_t len, bool detached) {
+  auto sc = std::make_unique<SinkCall>();
+  std::vector<uint8_t> msg(8 + len);
+  for (int i = 0; i < 4; ++i) {
+    msg[i] = static_cast<uint8_t>(xid >> (24 - 8 * i));
+    msg[4 + i] = static_cast<uint8_t>(len >> (24 - 8 * i));
+  }
+  for (size_t i = 0; i < len; ++i) msg[8 + i] = static_cast<uint8_t>(xid * 7 + i * 13);
+  sc->data.assign(msg.begin() + 8, msg.end());
+  sc->dst.assign(len, 0xAA);
+  sc->call = std::make_shared<Call>();
+  sc->call->xid = xid;
+  nfsshim::rpc::frame_record(&sc->call->wire, msg.data(), msg.size());
+  auto sink = std::make_shared<ReadSink>();
+  sink->locate = test_locate;
+  sink->head = 8;
+  sink->dst = detached ? nullptr : sc->dst.data();
+  sink->cap = len;
+  sc->call->sink = sink;
+  return sc;
+}
+
+TEST_P(Nfs41Transport, ReadDataGoesStraightIntoTheSinkOrStaysInTheRecord) {
+  EchoServer srv;
+  Conn conn(0, "127.0.0.1", srv.port(), {});
+  std::string why;
+  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
+  // Big and mid-sized replies back to back (a head and data behind another reply in one
+  // read), small plain calls between them, every 7th sink detached before it is sent.
+  std::vector<std::unique_ptr<SinkCall>> sinks;
+  std::vector<CallPtr> plain;
+  size_t placed_want = 0;
+  for (uint32_t i = 1; i <= 60; ++i) {
+    size_t len = i % 3 == 0 ? (2u << 20) + i : i % 3 == 1 ? 100000 + i : 70000 + 3 * i;
+    bool detached = i % 7 == 0;
+    sinks.push_back(make_sink_call(i, len, detached));
+    conn.submit(sinks.back()->call);
+    plain.push_back(make_call(1000 + i, 50 + i));
+    conn.submit(plain.back());
+  }
+  size_t in_sink = 0;
+  for (auto& sc : sinks) {
+    const Call& c = *sc->call;
+    ASSERT_EQ(sc->call->wait(20000), 0);
+    ASSERT_EQ(c.err, 0);
+    if (c.sink->placed > 0) {
+      ++in_sink;
+      placed_want += c.sink->placed;
+      EXPECT_EQ(c.sink->placed, sc->data.size()) << c.xid;
+      EXPECT_EQ(c.reply.size(), 8u) << c.xid;  // the head only
+      EXPECT_TRUE(sc->dst == sc->data) << c.xid;
+    } else {
+      // Left in the record: the whole message; the buffer untouched.
+      EXPECT_EQ(c.reply.size(), 8 + sc->data.size()) << c.xid;
+      EXPECT_TRUE(std::equal(sc->data.begin(), sc->data.end(), c.reply.begin() + 8)) << c.xid;
+      EXPECT_TRUE(std::all_of(sc->dst.begin(), sc->dst.end(), [](uint8_t b) { return b == 0xAA; }))
+          << c.xid;
+    }
+    if (c.xid % 7 == 0) {
+      EXPECT_EQ(c.sink->placed, 0u) << "detached sink " << c.xid << " was written";
+    }
+  }
+  for (auto& c : plain) {
+    ASSERT_EQ(c->wait(20000), 0);
+    EXPECT_TRUE(echoed(*c));
+  }
+  // Each reply is one fragment: every attached sink takes its data, a detached one never.
+  EXPECT_EQ(in_sink, sinks.size() - sinks.size() / 7);
+  EXPECT_EQ(conn.placed_bytes(), placed_want);
   conn.stop();
 }
 
