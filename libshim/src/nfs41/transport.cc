@@ -26,11 +26,15 @@ int64_t now_ms() {
 }
 
 void Call::complete(int e, rpc::Record r) {
-  std::lock_guard<std::mutex> g(mu_);
-  if (done_) return;
-  err = e;
-  reply = std::move(r);
-  done_ = true;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (done_) return;
+    err = e;
+    reply = std::move(r);
+    done_ = true;
+  }
+  // After the unlock: a waiter woken under the lock would only block on it again. The
+  // caller of complete() holds a reference, so the Call outlives this.
   cv_.notify_all();
 }
 
