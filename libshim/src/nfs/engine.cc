@@ -139,7 +139,7 @@ Cred Engine::default_cred() const {
 
 int Engine::open(const NfsUrl& url, std::unique_ptr<Engine>* out, std::string* why) {
   if (url.vers_major != 3) {
-    *why = "NFSv4.1 is not supported yet by the direct engine (use vers=3)";
+    *why = "this is the NFSv3 engine: NFSv4.1 URLs go to the NFSv4.1 session engine (nfs41::Engine)";
     return -EPROTONOSUPPORT;
   }
   std::unique_ptr<Engine> e(new Engine());
