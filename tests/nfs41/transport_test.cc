@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -183,6 +184,30 @@ TEST_P(Nfs41Transport, NewSocketIsBoundBeforeAnythingElse) {
   }
   EXPECT_EQ(conn.binds_ok(), 2u);
   EXPECT_EQ(conn.reconnects(), 1u);
+  conn.stop();
+}
+
+TEST_P(Nfs41Transport, RebindDuringABindBindsAgainAfterIt) {
+  // A new session made while a reconnect's bind (for the old one) is in flight: the
+  // engine's rebind() must not be lost, or the socket stays unbound to the new session.
+  EchoServer srv;
+  std::atomic<int> binds{0};
+  Conn::Hooks hooks;
+  hooks.make_bind = [&] { return make_call(0xB1D00000u + static_cast<uint32_t>(++binds), 32); };
+  hooks.check_bind = [&](const nfsshim::rpc::Record&) { return 0; };
+  Conn conn(0, "127.0.0.1", srv.port(), hooks);
+  std::string why;
+  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
+  conn.rebind();  // starts a bind
+  conn.rebind();  // while it is (most likely) still unanswered
+  for (int i = 0; i < 500 && conn.binds_ok() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(conn.binds_ok(), 2u);
+  EXPECT_EQ(binds.load(), 2);
+  auto c = make_call(7, 64);  // and calls go through after them
+  conn.submit(c);
+  ASSERT_EQ(c->wait(10000), 0);
+  EXPECT_TRUE(echoed(*c));
   conn.stop();
 }
 

@@ -169,6 +169,9 @@ void Conn::submit(const CallPtr& c) {
 void Conn::rebind() {
   loop_->post([this] {
     if (state_ == State::kUp) start_bind();
+    // A bind in flight (a reconnect's) may be for the session this one replaces: bind
+    // again once it is answered.
+    else if (state_ == State::kBinding) rebind_after_ = true;
   });
 }
 
@@ -383,6 +386,11 @@ void Conn::dispatch(rpc::Record rec) {
       binds_failed_.fetch_add(1);
       SHIM_LOG_WARN("nfs41: conn {}: BIND_CONN_TO_SESSION failed ({})", index_, rv);
     }
+    if (rebind_after_) {
+      rebind_after_ = false;
+      start_bind();  // to the newer session; held calls wait for its answer
+      if (state_ == State::kBinding) return;
+    }
     state_ = State::kUp;
     up_.store(true);
     while (!held_.empty()) {
@@ -414,6 +422,7 @@ void Conn::lose(const char* why) {
   outq_.clear();
   out_off_ = 0;
   bind_call_.reset();
+  rebind_after_ = false;  // the reconnect binds to the session of then
   for (auto& kv : pending_) {
     inflight_.fetch_sub(1);
     kv.second->complete(-ECONNRESET, {});

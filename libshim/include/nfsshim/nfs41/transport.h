@@ -148,6 +148,7 @@ class Conn : public nfs::FdHandler {
     size_t left = 0, total = 0;
   } in_;
   CallPtr bind_call_;
+  bool rebind_after_ = false;  // rebind() came while bind_call_ was in flight
   int64_t reconnect_at_ms_ = 0;
   int backoff_ms_ = 50;
 
