@@ -34,9 +34,8 @@ struct StreamMap {
     size_t fragment;
   };
   std::vector<Byte> bytes;
-  std::vector<bool> removed;  // taken elsewhere or back: not in the record that comes out
-  size_t frag_len(size_t frag) const { return frag_lens[frag]; }
-  std::vector<size_t> frag_lens;
+  std::vector<bool> removed;    // taken elsewhere or back: not in the record that comes out
+  std::vector<size_t> frag_len;  // payload bytes of each fragment
 };
 
 StreamMap map_stream(const std::vector<uint8_t>& stream) {
@@ -46,8 +45,8 @@ StreamMap map_stream(const std::vector<uint8_t>& stream) {
   while (pos + 4 <= stream.size()) {
     uint32_t word = (uint32_t{stream[pos]} << 24) | (uint32_t{stream[pos + 1]} << 16) |
                     (uint32_t{stream[pos + 2]} << 8) | stream[pos + 3];
-    size_t len = word & 0x7fffffffu, frag = m.frag_lens.size();
-    m.frag_lens.push_back(len);
+    size_t len = word & 0x7fffffffu, frag = m.frag_len.size();
+    m.frag_len.push_back(len);
     for (int i = 0; i < 4; ++i) m.bytes.push_back({-1, 0, frag});
     for (size_t i = 0; i < len; ++i) m.bytes.push_back({record, offset++, frag});
     pos += 4 + len;
@@ -66,7 +65,7 @@ StreamMap map_stream(const std::vector<uint8_t>& stream) {
 bool model_take_back(const StreamMap& m, size_t cur, size_t j, std::vector<size_t>* out) {
   if (cur == 0) return false;
   const StreamMap::Byte& last = m.bytes[cur - 1];
-  size_t frag = last.fragment, len = m.frag_len(frag);
+  size_t frag = last.fragment, len = m.frag_len[frag];
   const bool next_is_payload = cur < m.bytes.size() && m.bytes[cur].record >= 0;
   // Not receiving a fragment: it is empty, complete (a mark comes next), or its mark is
   // not all in yet (a mark byte that payload does not follow).

@@ -321,11 +321,7 @@ void Conn::read_ready() {
       rc = framer_.payload_elsewhere(in_first);
       in_.at += in_first;
       in_.left -= in_first;
-      if (in_.left == 0) {
-        sink->placed = in_.total;
-        placed_bytes_.fetch_add(in_.total, std::memory_order_relaxed);
-        in_ = {};
-      }
+      if (in_.left == 0) sink_filled(*sink);
       sink_lock.unlock();
     } else {
       rc = framer_.payload_written(in_first);
@@ -362,13 +358,15 @@ void Conn::try_sink() {
   if (!s.dst) return;
   if (early > 0) std::memcpy(s.dst, rec + at, early);
   if (framer_.take_back(early) < 0) return;  // (not for a header from an earlier fragment)
-  s.placed = 0;
   in_ = Incoming{it->second, s.dst + early, len - early, len};
-  if (in_.left == 0) {
-    s.placed = len;
-    placed_bytes_.fetch_add(len, std::memory_order_relaxed);
-    in_ = {};
-  }
+  if (in_.left == 0) sink_filled(s);
+}
+
+// All of the reply's data is in S (its mutex held): the call's decode finds it there.
+void Conn::sink_filled(ReadSink& s) {
+  s.placed = in_.total;
+  placed_bytes_.fetch_add(in_.total, std::memory_order_relaxed);
+  in_ = {};
 }
 
 void Conn::dispatch(rpc::Record rec) {

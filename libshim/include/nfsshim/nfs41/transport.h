@@ -118,6 +118,7 @@ class Conn : public nfs::FdHandler {
   void read_ready();
   void dispatch(rpc::Record rec);
   void try_sink();
+  void sink_filled(ReadSink& s);
   void lose(const char* why);
   void try_reconnect();
   void rearm();
