@@ -43,11 +43,24 @@ build() {  # build DIR [cmake args...]
 
 status=0
 summary=()
+digest=()
 run() {  # run NAME DIR ctest-args...
   local name=$1 dir=$2; shift 2
   echo "=== $name"
   if (cd "$dir" && ctest --output-on-failure -j "$jobs" "$@"); then summary+=("$name: ok")
-  else summary+=("$name: FAILED"); status=1; fi
+  else summary+=("$name: FAILED"); status=1; failure_digest "$name" "$dir/Testing/Temporary/LastTest.log" || true; fi
+}
+# CI shows the start and the end of a long log: a failed test's verdict lines (its
+# FAIL/Failure/error lines, at most 25) and its last 8 lines are repeated at the end.
+failure_digest() {  # NAME LASTTEST_LOG
+  local t out
+  while read -r t; do
+    out=$(awk -v t="$t" '$0 ~ "^[0-9]+/[0-9]+ Testing: " { on = ($3 == t); o = 0 }
+      on && /^<end of output>/ { on = 0 } on && o && $0 !~ /^-+$/ { print } on && /^Output:/ { o = 1 }' "$2")
+    digest+=("--- $1: $t"
+      "$(printf '%s\n' "$out" | grep -E 'FAIL|Failure|[Ee]rror|Expected|Which is' | grep -v 'must be 0) *0$' | head -n 25)"
+      "... its last lines:" "$(printf '%s\n' "$out" | tail -n 8)")
+  done < <(sed -n 's/^[0-9]*://p' "$(dirname "$2")/LastTestsFailed.log" 2>/dev/null)
 }
 
 build build-ci
@@ -117,6 +130,10 @@ if [ "${NFSSHIM_SKIP_FUZZ:-0}" != 1 ]; then
   if "$root/tools/dev/fuzz.sh" 20; then summary+=("fuzz: ok"); else summary+=("fuzz: FAILED"); status=1; fi
 fi
 
+if [ ${#digest[@]} -gt 0 ]; then
+  echo "=== failed tests: their verdict lines (the whole output is above)"
+  printf '%s\n' "${digest[@]}"
+fi
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
 exit $status
