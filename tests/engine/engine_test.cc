@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -501,6 +503,100 @@ TEST_F(EngineTest, MkdirSymlinkLinkReSentAfterALostReplyAreDone) {
               static_cast<unsigned long long>(s.resent_exist));
   EXPECT_EQ(errors.load(), 0);
   EXPECT_GE(s.resent_exist, 1u) << "no re-sent MKDIR/SYMLINK/LINK met its own first send in 30 s";
+}
+
+// O_EXCL creates (EXCLUSIVE with a verifier) re-sent after a lost reply: the re-send finds
+// the verifier the first send stored and succeeds; none may answer EEXIST to the caller.
+TEST_F(EngineTest, ExclusiveCreatesReSentAfterALostReplyAreDone) {
+  NfsUrl u = engine_->url();
+  std::unique_ptr<Engine> e = open_own_engine(u, 2);
+  ASSERT_TRUE(e);
+  const Cred c = e->default_cred();
+  std::atomic<int> errors{0}, made{0};
+  auto work = [&](int t, const std::atomic<bool>& stop) {
+    for (int i = 0; !stop && errors == 0; ++i) {
+      const std::string n = "x" + std::to_string(t) + "_" + std::to_string(i);
+      Attr a;
+      int rv = e->create(c, dir_, n, 0640, true, nullptr, &a);
+      if (rv == 0 && (a.type != NF3REG || a.mode != 0640)) rv = -EBADE;
+      if (rv != 0) {
+        std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
+        ++errors;
+      }
+      ++made;
+    }
+  };
+  const int drops = run_while_dropping(u.nfsport, work, [&] { return e->stats().retries >= 40 || errors > 0; });
+  EngineStats s = e->stats();
+  std::printf("%d drops, %d creates, %llu re-sent calls, %llu EEXIST of a re-send found its own file\n", drops,
+              made.load(), static_cast<unsigned long long>(s.retries),
+              static_cast<unsigned long long>(s.resent_exist));
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GE(s.retries, 40u) << "fewer than 40 re-sent CREATEs in 30 s";
+}
+
+// A server that dies between making an O_EXCL file and storing the verifier in its times
+// (ganesha's FSAL_VFS does the two in turn) answers the re-send EEXIST after its restart:
+// the file is there, the verifier is not. Played here by a thread that overwrites the
+// times of every file in the test's directory on the export as soon as they are set
+// (inotify). A re-sent create that meets an empty regular file of the caller's own is
+// done (stats resent_exist); before, EEXIST reached the caller (torture engine phase).
+TEST_F(EngineTest, ExclusiveCreatesReSentToAServerThatLostTheVerifierAreDone) {
+  const std::string exp = env("NFSSHIM_TEST_EXPORT");
+  ASSERT_FALSE(exp.empty()) << "NFSSHIM_TEST_EXPORT not set (run through engine_test.sh)";
+  const std::string where = exp + "/" + dir_name_;
+  const int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  ASSERT_GE(ino, 0);
+  ASSERT_GE(::inotify_add_watch(ino, where.c_str(), IN_CREATE | IN_ATTRIB), 0) << where;
+  std::atomic<bool> quit{false};
+  std::atomic<int> erased{0};
+  std::thread eraser([&] {
+    alignas(inotify_event) char buf[64 * 1024];
+    const timespec zero[2] = {{1, 0}, {1, 0}};
+    while (!quit) {
+      pollfd p{ino, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const ssize_t n = ::read(ino, buf, sizeof buf);
+      for (ssize_t at = 0; at < n;) {
+        const auto* ev = reinterpret_cast<const inotify_event*>(buf + at);
+        at += static_cast<ssize_t>(sizeof *ev + ev->len);
+        if (ev->len == 0) continue;
+        const std::string f = where + "/" + ev->name;
+        struct stat st;
+        if (::stat(f.c_str(), &st) == 0 && (st.st_atim.tv_sec != 1 || st.st_mtim.tv_sec != 1) &&
+            ::utimensat(AT_FDCWD, f.c_str(), zero, 0) == 0)
+          ++erased;
+      }
+    }
+  });
+  NfsUrl u = engine_->url();
+  std::unique_ptr<Engine> e = open_own_engine(u, 2);
+  ASSERT_TRUE(e);
+  const Cred c = e->default_cred();
+  std::atomic<int> errors{0};
+  auto work = [&](int t, const std::atomic<bool>& stop) {
+    for (int i = 0; !stop && errors == 0; ++i) {
+      const std::string n = "v" + std::to_string(t) + "_" + std::to_string(i);
+      Attr a;
+      int rv = e->create(c, dir_, n, 0640, true, nullptr, &a);
+      if (rv == 0 && (a.type != NF3REG || a.mode != 0640)) rv = -EBADE;
+      if (rv != 0) {
+        std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
+        ++errors;
+      }
+    }
+  };
+  const int drops =
+      run_while_dropping(u.nfsport, work, [&] { return e->stats().resent_exist >= 3 || errors > 0; });
+  quit = true;
+  eraser.join();
+  ::close(ino);
+  EngineStats s = e->stats();
+  std::printf("%d drops, %d verifiers erased, %llu re-sent calls, %llu re-sent creates met their own file\n",
+              drops, erased.load(), static_cast<unsigned long long>(s.retries),
+              static_cast<unsigned long long>(s.resent_exist));
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GE(s.resent_exist, 3u) << "fewer than 3 re-sent creates met a file without their verifier in 30 s";
 }
 
 // Many small concurrent requests from many threads: the slot limit holds them back

@@ -370,6 +370,7 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
   const uint64_t verf = (static_cast<uint64_t>(::getpid()) << 40) ^
                         (static_cast<uint64_t>(::time(nullptr)) << 20) ^ counter.fetch_add(1);
   Fh fh;
+  bool resent = false;
   int rv = run(c, "CREATE", 0, true,
                [&](rpc_context* rpc, RpcCb cb, void* priv) {
                  CREATE3args a;
@@ -388,7 +389,17 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
                  auto* r = static_cast<CREATE3res*>(res);
                  if (r->status != NFS3_OK) return nfs3_errno(r->status);
                  return new_object(r->CREATE3res_u.resok, &fh, attr);
-               });
+               },
+               &resent);
+  if (rv == -EEXIST && exclusive && resent) {
+    // A server that died between making the file and storing the verifier (ganesha's
+    // FSAL_VFS does them in turn) answers the re-send EEXIST. An empty regular file of the
+    // caller's own there is taken as ours: only another create of the same name by the
+    // same user, between our first send and the re-send, could be mistaken for it.
+    rv = exist_after_resend(c, "CREATE", dir, name,
+                            [&](const Fh&, const Attr& a) { return a.type == NF3REG && a.size == 0 && a.uid == c.uid; },
+                            &fh, attr);
+  }
   if (rv < 0 || !exclusive) {
     if (rv == 0 && out) *out = fh;
     return rv;
