@@ -3,6 +3,7 @@
 // for the io_uring and the epoll loop. Results are checked through the engine and on the
 // exported directory itself.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -340,6 +341,53 @@ TEST_P(Nfs41, NonIdempotentOpsRunAgainInANewSessionAreDone) {
 
   for (auto n : {"-to", "-s", "-l", "-s2"}) EXPECT_EQ(e->remove(c, e->root(), p + n), 0) << n;
   EXPECT_EQ(e->rmdir(c, e->root(), p + "-d"), 0);
+}
+
+// An O_EXCL create (EXCLUSIVE4_1) whose reply was lost with its session runs again in a new
+// one: the server finds its verifier and answers OK. A server that died between making
+// the file and storing the verifier (ganesha's FSAL_VFS does them in turn) answers EXIST;
+// played here by erasing the verifier (the file's times) between the lost reply and the
+// re-run. An empty regular file of the caller's own is then the first run's; anyone
+// else's file, or one with data, stays EEXIST.
+TEST_P(Nfs41, ExclusiveCreateRunAgainWithoutItsVerifierIsDone) {
+  auto e = open_engine(2);
+  ASSERT_TRUE(e);
+  const Cred c = e->default_cred();
+  const std::string dir = env("NFS41_EXPORT_DIR") + "/";
+  const std::string p = prefix() + "xrerun-" + name_of(GetParam());
+  const timespec erased[2] = {{1, 0}, {1, 0}};
+  struct stat st;
+  Open f;
+  Attr a;
+
+  e->lose_next_reply_for_test();
+  ASSERT_EQ(e->open(c, e->root(), p + "-kept", true, true, 0640, &f, &a), 0);
+  EXPECT_EQ(e->close(c, f), 0);
+  EXPECT_EQ(e->stats().resent_exist, 0u) << "the verifier was there: the server's own OK";
+
+  const std::string lost = dir + p + "-lost";
+  e->lose_next_reply_for_test([&] { EXPECT_EQ(::utimensat(AT_FDCWD, lost.c_str(), erased, 0), 0); });
+  ASSERT_EQ(e->open(c, e->root(), p + "-lost", true, true, 0640, &f, &a), 0);
+  EXPECT_EQ(e->stats().resent_exist, 1u);
+  EXPECT_EQ(a.mode, 0640u);
+  EXPECT_EQ(e->write_committed(c, f, 0, 5, "hello"), 5) << "not opened for writing";
+  EXPECT_EQ(e->close(c, f), 0);
+  ASSERT_EQ(::stat(lost.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_size, 5);
+
+  // Not ours: another user's empty file, our own file with data.
+  for (const std::string n : {"-theirs", "-data"}) {
+    const std::string path = dir + p + n;
+    std::ofstream(path) << (n == "-data" ? "x" : "");
+    if (n == "-theirs") {
+      ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+    }
+    e->lose_next_reply_for_test();
+    EXPECT_EQ(e->open(c, e->root(), p + n, true, true, 0640, &f, nullptr), -EEXIST) << n;
+  }
+  EXPECT_EQ(e->stats().resent_exist, 1u);
+  for (auto n : {"-kept", "-lost", "-theirs", "-data"}) EXPECT_EQ(e->remove(c, e->root(), p + n), 0) << n;
 }
 
 TEST_P(Nfs41, IntegrityOneConnection) {

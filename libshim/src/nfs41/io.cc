@@ -31,7 +31,7 @@ WriteVerf verf64(const Verifier4& v) {
 // CLAIM_NULL (DIR/NAME, maybe creating) when NAME is given, else CLAIM_FH of f->fh.
 int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
                       const uint64_t* excl_verf, uint32_t mode, OpenFile* f, Attr* attr,
-                      Bitmap4* attrset) {
+                      Bitmap4* attrset, bool* rerun) {
   const bool by_fh = name.empty();
   OpenArgs a;
   a.share_access = f->access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
@@ -79,14 +79,14 @@ int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, boo
         NFS41_STEP(r, decode_getattr(r, want, &ga));
         return 0;
       },
-      true);
+      true, rerun);
   if ((rv == -EINVAL || rv == -EOPNOTSUPP) && a.createmode == EXCLUSIVE4_1 &&
       !no_exclusive4_1_.exchange(true)) {
     // NFS4ERR_INVAL/NOTSUPP: a server without EXCLUSIVE4_1 (optional before RFC 8881).
     SHIM_LOG_WARN("nfs41: the server refused an EXCLUSIVE4_1 create ({}): O_EXCL creates are "
                   "GUARDED from now on (a create re-sent after a server restart may then "
                   "answer EEXIST)", std::strerror(-rv));
-    return open_once(c, dir, name, create, excl_verf, mode, f, attr, attrset);
+    return open_once(c, dir, name, create, excl_verf, mode, f, attr, attrset, rerun);
   }
   if (rv != 0) return rv;
   {
@@ -148,8 +148,20 @@ int Engine::create_exclusive(const Cred& c, const Fh& dir, const std::string& na
   f->dir = dir;
   f->name = name;
   Bitmap4 attrset;
-  if (int rc = open_once(c, dir, name, true, &verifier, mode, f.get(), attr, &attrset); rc != 0)
-    return rc;
+  bool rerun = false;
+  int rv = open_once(c, dir, name, true, &verifier, mode, f.get(), attr, &attrset, &rerun);
+  if (rv == -EEXIST && rerun) {
+    // Run again in a new session (the reply lost with a server restart): a server that
+    // died between making the file and storing the verifier answers EXIST. An empty
+    // regular file of the caller's own is taken as the first run's (as the NFSv3 engine
+    // does); it is opened, and the mode set below.
+    rv = exist_after_rerun(c, "OPEN (EXCLUSIVE4_1)", dir, name,
+        [&](const Fh&, const Attr& a) { return a.type == NF4REG && a.size == 0 && a.uid == c.uid; },
+        nullptr, nullptr);
+    if (rv == 0) rv = open_once(c, dir, name, false, nullptr, mode, f.get(), attr);
+    attrset = Bitmap4();
+  }
+  if (rv != 0) return rv;
   remember_open(f);
   if (int rc = finish_exclusive(c, attrset, mode, f.get(), attr); rc != 0) {
     close(c, f);

@@ -21,6 +21,7 @@
 #include <deque>
 #include <ctime>
 #include <thread>
+#include <utility>
 
 #include "internal.h"
 #include "nfsshim/log.h"
@@ -465,6 +466,7 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
         lose_next_reply_.exchange(false)) {  // a plain load first: no atomic write per compound
       // Test hook: the server ran it, the reply is gone with the session.
       a->reply_lost = true;
+      if (lost_reply_then_) std::exchange(lost_reply_then_, nullptr)();
       if (int rc = recover_session(a->session_gen); rc < 0) return {false, rc};
       return {true, 0};
     }

@@ -169,8 +169,12 @@ class Engine {
   size_t conn_count() const { return conns_.size(); }
   void drop_connection_for_test(size_t i, bool on_next_call = false);
   // The next compound's reply is thrown away and a new session made, as if the server
-  // had restarted after running it: the compound is run again in the new session.
-  void lose_next_reply_for_test() { lose_next_reply_.store(true); }
+  // had restarted after running it: the compound is run again in the new session. THEN
+  // (if given) runs between the two, as a server's restart would come between.
+  void lose_next_reply_for_test(std::function<void()> then = {}) {
+    lost_reply_then_ = std::move(then);  // published by the store below
+    lose_next_reply_.store(true);
+  }
   int conn_local_port(size_t i) const;
   size_t conn_inflight(size_t i) const { return i < conns_.size() ? conns_[i]->inflight() : 0; }
 
@@ -295,7 +299,7 @@ class Engine {
   // *ATTRSET (if given): the attributes the create set.
   int open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
                 const uint64_t* excl_verf, uint32_t mode, OpenFile* f, Attr* attr,
-                nfs4::Bitmap4* attrset = nullptr);
+                nfs4::Bitmap4* attrset = nullptr, bool* rerun = nullptr);
   int finish_exclusive(const Cred& c, const nfs4::Bitmap4& attrset, uint32_t mode, OpenFile* f,
                        Attr* attr);
   ssize_t read_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf,
@@ -349,6 +353,7 @@ class Engine {
       session_recoveries_{0}, clientid_recoveries_{0}, reopens_{0}, renewals_{0},
       resent_bytes_{0}, reclaimed_opens_{0}, resent_done_{0}, resent_exist_{0};
   std::atomic<bool> lose_next_reply_{false};
+  std::function<void()> lost_reply_then_;  // read only after lose_next_reply_ is taken
 };
 
 }  // namespace nfsshim::nfs41
