@@ -505,28 +505,36 @@ TEST_F(EngineTest, MkdirSymlinkLinkReSentAfterALostReplyAreDone) {
   EXPECT_GE(s.resent_exist, 1u) << "no re-sent MKDIR/SYMLINK/LINK met its own first send in 30 s";
 }
 
+// Work for run_while_dropping: O_EXCL creates of new names, each checked (a regular file,
+// mode 0640), until stopped or one fails (*ERRORS); *MADE counts them.
+std::function<void(int, const std::atomic<bool>&)> exclusive_creates(Engine& e, const Fh& dir,
+                                                                     std::atomic<int>* errors,
+                                                                     std::atomic<int>* made) {
+  return [&e, dir, errors, made](int t, const std::atomic<bool>& stop) {
+    const Cred c = e.default_cred();
+    for (int i = 0; !stop && *errors == 0; ++i) {
+      const std::string n = "x" + std::to_string(t) + "_" + std::to_string(i);
+      Attr a;
+      int rv = e.create(c, dir, n, 0640, true, nullptr, &a);
+      if (rv == 0 && (a.type != NF3REG || a.mode != 0640)) rv = -EBADE;
+      if (rv != 0) {
+        std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
+        ++*errors;
+      }
+      ++*made;
+    }
+  };
+}
+
 // O_EXCL creates (EXCLUSIVE with a verifier) re-sent after a lost reply: the re-send finds
 // the verifier the first send stored and succeeds; none may answer EEXIST to the caller.
 TEST_F(EngineTest, ExclusiveCreatesReSentAfterALostReplyAreDone) {
   NfsUrl u = engine_->url();
   std::unique_ptr<Engine> e = open_own_engine(u, 2);
   ASSERT_TRUE(e);
-  const Cred c = e->default_cred();
   std::atomic<int> errors{0}, made{0};
-  auto work = [&](int t, const std::atomic<bool>& stop) {
-    for (int i = 0; !stop && errors == 0; ++i) {
-      const std::string n = "x" + std::to_string(t) + "_" + std::to_string(i);
-      Attr a;
-      int rv = e->create(c, dir_, n, 0640, true, nullptr, &a);
-      if (rv == 0 && (a.type != NF3REG || a.mode != 0640)) rv = -EBADE;
-      if (rv != 0) {
-        std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
-        ++errors;
-      }
-      ++made;
-    }
-  };
-  const int drops = run_while_dropping(u.nfsport, work, [&] { return e->stats().retries >= 40 || errors > 0; });
+  const int drops = run_while_dropping(u.nfsport, exclusive_creates(*e, dir_, &errors, &made),
+                                       [&] { return e->stats().retries >= 40 || errors > 0; });
   EngineStats s = e->stats();
   std::printf("%d drops, %d creates, %llu re-sent calls, %llu EEXIST of a re-send found its own file\n", drops,
               made.load(), static_cast<unsigned long long>(s.retries),
@@ -544,6 +552,9 @@ TEST_F(EngineTest, ExclusiveCreatesReSentAfterALostReplyAreDone) {
 TEST_F(EngineTest, ExclusiveCreatesReSentToAServerThatLostTheVerifierAreDone) {
   const std::string exp = env("NFSSHIM_TEST_EXPORT");
   ASSERT_FALSE(exp.empty()) << "NFSSHIM_TEST_EXPORT not set (run through engine_test.sh)";
+  NfsUrl u = engine_->url();
+  std::unique_ptr<Engine> e = open_own_engine(u, 2);
+  ASSERT_TRUE(e);
   const std::string where = exp + "/" + dir_name_;
   const int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   ASSERT_GE(ino, 0);
@@ -569,31 +580,16 @@ TEST_F(EngineTest, ExclusiveCreatesReSentToAServerThatLostTheVerifierAreDone) {
       }
     }
   });
-  NfsUrl u = engine_->url();
-  std::unique_ptr<Engine> e = open_own_engine(u, 2);
-  ASSERT_TRUE(e);
-  const Cred c = e->default_cred();
-  std::atomic<int> errors{0};
-  auto work = [&](int t, const std::atomic<bool>& stop) {
-    for (int i = 0; !stop && errors == 0; ++i) {
-      const std::string n = "v" + std::to_string(t) + "_" + std::to_string(i);
-      Attr a;
-      int rv = e->create(c, dir_, n, 0640, true, nullptr, &a);
-      if (rv == 0 && (a.type != NF3REG || a.mode != 0640)) rv = -EBADE;
-      if (rv != 0) {
-        std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
-        ++errors;
-      }
-    }
-  };
-  const int drops =
-      run_while_dropping(u.nfsport, work, [&] { return e->stats().resent_exist >= 3 || errors > 0; });
+  std::atomic<int> errors{0}, made{0};
+  const int drops = run_while_dropping(u.nfsport, exclusive_creates(*e, dir_, &errors, &made),
+                                       [&] { return e->stats().resent_exist >= 3 || errors > 0; });
   quit = true;
   eraser.join();
   ::close(ino);
   EngineStats s = e->stats();
-  std::printf("%d drops, %d verifiers erased, %llu re-sent calls, %llu re-sent creates met their own file\n",
-              drops, erased.load(), static_cast<unsigned long long>(s.retries),
+  std::printf("%d drops, %d creates, %d verifiers erased, %llu re-sent calls, %llu re-sent creates met their "
+              "own file\n",
+              drops, made.load(), erased.load(), static_cast<unsigned long long>(s.retries),
               static_cast<unsigned long long>(s.resent_exist));
   EXPECT_EQ(errors.load(), 0);
   EXPECT_GE(s.resent_exist, 3u) << "fewer than 3 re-sent creates met a file without their verifier in 30 s";
