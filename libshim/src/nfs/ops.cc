@@ -397,7 +397,9 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
     // caller's own there is taken as ours: only another create of the same name by the
     // same user, between our first send and the re-send, could be mistaken for it.
     rv = exist_after_resend(c, "CREATE", dir, name,
-                            [&](const Fh&, const Attr& a) { return a.type == NF3REG && a.size == 0 && a.uid == c.uid; },
+                            [&](const Fh&, const Attr& a) {
+                              return a.type == NF3REG && a.size == 0 && a.uid == c.uid;
+                            },
                             &fh, attr);
   }
   if (rv < 0 || !exclusive) {
