@@ -130,6 +130,10 @@ mode_t Attr::st_mode() const {
   return t | (mode & 07777);
 }
 
+bool Attr::lost_exclusive_create_of(uint32_t owner) const {
+  return S_ISREG(st_mode()) && size == 0 && uid == owner;
+}
+
 Cred Engine::default_cred() const {
   Cred c;
   c.uid = url_.uid >= 0 ? static_cast<uint32_t>(url_.uid) : ::geteuid();

@@ -397,9 +397,7 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
     // caller's own there is taken as ours: only another create of the same name by the
     // same user, between our first send and the re-send, could be mistaken for it.
     rv = exist_after_resend(c, "CREATE", dir, name,
-                            [&](const Fh&, const Attr& a) {
-                              return a.type == NF3REG && a.size == 0 && a.uid == c.uid;
-                            },
+                            [&](const Fh&, const Attr& a) { return a.lost_exclusive_create_of(c.uid); },
                             &fh, attr);
   }
   if (rv < 0 || !exclusive) {

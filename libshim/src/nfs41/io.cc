@@ -156,7 +156,7 @@ int Engine::create_exclusive(const Cred& c, const Fh& dir, const std::string& na
     // regular file of the caller's own is taken as the first run's (as the NFSv3 engine
     // does); it is opened, and the mode set below.
     rv = exist_after_rerun(c, "OPEN (EXCLUSIVE4_1)", dir, name,
-        [&](const Fh&, const Attr& a) { return a.type == NF4REG && a.size == 0 && a.uid == c.uid; },
+        [&](const Fh&, const Attr& a) { return a.lost_exclusive_create_of(c.uid); },
         nullptr, nullptr);
     if (rv == 0) rv = open_once(c, dir, name, false, nullptr, mode, f.get(), attr);
     attrset = Bitmap4();

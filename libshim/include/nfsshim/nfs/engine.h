@@ -51,6 +51,9 @@ struct Attr {
   uint32_t rdev_major = 0, rdev_minor = 0;
   struct timespec atime {}, mtime{}, ctime{};
   mode_t st_mode() const;  // type | permission bits, as stat(2)
+  // An empty regular file owned by UID: what an O_EXCL create leaves when the server died
+  // after making the file and before storing the create's verifier (both engines).
+  bool lost_exclusive_create_of(uint32_t uid) const;
 };
 
 struct SetAttr {
