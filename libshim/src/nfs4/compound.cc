@@ -8,13 +8,28 @@
 
 namespace nfsshim::nfs4 {
 
+namespace {
+// RPC header with AUTH_SYS (up to 16 groups), SEQUENCE, PUTFH of a 128-byte handle and one
+// op with its arguments stay under this; bigger ones grow as before.
+constexpr size_t kTypicalCallBytes = 512;
+constexpr size_t kTypicalOps = 8;
+}  // namespace
+
 Compound::Compound(Framed, uint32_t xid, const rpc::Credential& cred) : xid_(xid), framed_(true) {
+  reserve_typical();
   enc_.reserve_u32();  // the record mark, filled in by finish_record()
   begin(cred, {});
 }
 
 Compound::Compound(uint32_t xid, const rpc::Credential& cred, const std::string& tag) : xid_(xid) {
+  reserve_typical();
   begin(cred, tag);
+}
+
+void Compound::reserve_typical() {
+  // Most compounds (SEQUENCE, PUTFH, one op) fit: one allocation each, not one per doubling.
+  enc_.reserve(kTypicalCallBytes);
+  ops_.reserve(kTypicalOps);
 }
 
 void Compound::begin(const rpc::Credential& cred, const std::string& tag) {

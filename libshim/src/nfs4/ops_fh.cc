@@ -12,10 +12,12 @@ int encode_putrootfh(Compound& c) {
   return 0;
 }
 
-int encode_putfh(Compound& c, const Fh4& fh) {
-  if (fh.empty() || fh.size() > kFhSize) return c.fail(-EINVAL);
+int encode_putfh(Compound& c, const Fh4& fh) { return encode_putfh(c, fh.data(), fh.size()); }
+
+int encode_putfh(Compound& c, const void* fh, size_t len) {
+  if (len == 0 || len > kFhSize) return c.fail(-EINVAL);
   c.begin_op(OP_PUTFH);
-  c.enc().opaque(fh.data(), fh.size());
+  c.enc().opaque(fh, len);
   return 0;
 }
 

@@ -15,6 +15,7 @@ void SlotTable::reset(uint32_t granted) {
   target_highest_ = granted - 1;
   in_use_ = 0;
   status_flags_ = 0;
+  touched_ = 0;
 }
 
 uint32_t SlotTable::usable() const {
@@ -23,7 +24,7 @@ uint32_t SlotTable::usable() const {
 }
 
 uint32_t SlotTable::highest_in_use() const {
-  for (uint32_t i = size(); i > 0; --i) {
+  for (uint32_t i = std::min(touched_, size()); i > 0; --i) {
     if (slots_[i - 1].state != State::kFree) return i - 1;
   }
   return 0;
@@ -38,6 +39,7 @@ int SlotTable::acquire(Ticket* t) {
     s.seqid += 1;
     ++in_use_;
     peak_ = std::max(peak_, in_use_);
+    touched_ = std::max(touched_, i + 1);
     t->slotid = i;
     t->seqid = s.seqid;
     t->highest_slotid = highest_in_use();

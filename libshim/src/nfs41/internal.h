@@ -4,6 +4,7 @@
 #include "nfsshim/nfs/engine.h"
 #include "nfsshim/nfs4/compound.h"
 #include "nfsshim/nfs4/fattr4.h"
+#include "nfsshim/nfs4/ops_fh.h"
 #include "nfsshim/nfs4/types.h"
 #include "nfsshim/nfs41/engine.h"
 
@@ -11,7 +12,10 @@ namespace nfsshim::nfs41 {
 
 void to_attr(const nfs4::Fattr4& f, nfs::Attr* a);
 nfs4::SetAttrs to_setattrs(const nfs::SetAttr& sa);
-inline nfs4::Fh4 fh4(const nfs::Fh& f) { return nfs4::Fh4(f.data.begin(), f.data.end()); }
+// PUTFH of F from where it lies (a copy into an Fh4 was an allocation per compound).
+inline int encode_putfh(nfs4::Compound& k, const nfs::Fh& f) {
+  return nfs4::encode_putfh(k, f.data.data(), f.data.size());
+}
 inline nfs::Fh fh3(const nfs4::Fh4& f) { return nfs::Fh{std::string(f.begin(), f.end())}; }
 
 // In a decode callback: the server stops at the first failing op, so results end early;

@@ -66,7 +66,7 @@ int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, boo
           std::lock_guard<std::mutex> g(mu_);  // a new client id since: its clientid
           a.owner.clientid = clientid_;
         }
-        if (int rc = encode_putfh(k, fh4(cur)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, cur); rc < 0) return rc;
         if (int rc = encode_open(k, a); rc < 0) return rc;
         encode_getfh(k);
         return encode_getattr(k, want);
@@ -211,7 +211,7 @@ int Engine::close(const Cred& c, const Open& f) {
   CloseRes cr;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, f->fh); rc < 0) return rc;
         return encode_close(k, f->stateid());
       },
       [&](ReplyReader& r) {
@@ -241,7 +241,7 @@ int Engine::reclaim_open(OpenFile* f, uint32_t* status) {
           std::lock_guard<std::mutex> g(mu_);
           a.owner.clientid = clientid_;
         }
-        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, f->fh); rc < 0) return rc;
         return encode_open(k, a);
       },
       [&](ReplyReader& r) {
@@ -330,38 +330,60 @@ bool read_reply_head(const uint8_t* rec, size_t n, uint32_t xid, size_t* at, siz
 
 }  // namespace
 
+namespace {
+// One READ or WRITE piece: what its compound is made of and what its reply gave. A piece's
+// build and decode capture only a pointer to it, which std::function keeps in place; with
+// the values captured, each was a heap allocation per piece.
+struct ReadPiece {
+  const Open* f;
+  uint64_t off;
+  uint32_t len;
+  char* dst;
+  size_t got = 0;
+  bool eof = false;
+};
+struct WritePiece {
+  const Open* f;
+  uint64_t off;
+  size_t len;
+  const uint8_t* src;
+  uint32_t stable;
+  const std::shared_ptr<const void>* owner;
+  WriteRes res;
+};
+}  // namespace
+
 ssize_t Engine::read_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf,
                             bool* eof) {
   size_t n = (len + rsize_ - 1) / rsize_;
-  std::vector<size_t> got(n, 0);
-  std::vector<char> piece_eof(n, 0);
+  std::vector<ReadPiece> rp(n);
   std::vector<Piece> pieces(n);
   for (size_t i = 0; i < n; ++i) {
-    uint64_t poff = off + i * rsize_;
-    uint32_t plen = static_cast<uint32_t>(std::min<size_t>(rsize_, len - i * rsize_));
-    char* dst = buf + i * rsize_;
-    pieces[i].build = [this, f, poff, plen](Compound& k) {
-      if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
-      return encode_read(k, f->stateid(), poff, plen);
+    ReadPiece* p = &rp[i];
+    *p = {&f, off + i * rsize_, static_cast<uint32_t>(std::min<size_t>(rsize_, len - i * rsize_)),
+          buf + i * rsize_};
+    pieces[i].build = [p](Compound& k) {
+      if (int rc = encode_putfh(k, (*p->f)->fh); rc < 0) return rc;
+      return encode_read(k, (*p->f)->stateid(), p->off, p->len);
     };
     pieces[i].cachethis = false;
-    if (plen >= kSinkMinRead) {
+    if (p->len >= kSinkMinRead) {
       auto sink = std::make_shared<ReadSink>();
       sink->locate = read_reply_head;
       sink->head = kReadReplyHead;
-      sink->dst = reinterpret_cast<uint8_t*>(dst);
-      sink->cap = plen;
+      sink->dst = reinterpret_cast<uint8_t*>(p->dst);
+      sink->cap = p->len;
       pieces[i].sink = std::move(sink);
     }
-    pieces[i].decode = [&got, &piece_eof, i, plen, dst](ReplyReader& r) {
+    pieces[i].decode = [p](ReplyReader& r) {
       uint32_t st;
       NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
       ReadRes rr;
-      NFS41_STEP(r, decode_read(r, plen, &rr));
+      NFS41_STEP(r, decode_read(r, p->len, &rr));
       if (rr.status == 0) {
-        if (!rr.placed) std::memcpy(dst, rr.data, rr.len);  // else it is there already
-        got[i] = rr.len;
-        piece_eof[i] = rr.eof;
+        if (!rr.placed) std::memcpy(p->dst, rr.data, rr.len);  // else it is there already
+        p->got = rr.len;
+        p->eof = rr.eof;
       }
       return 0;
     };
@@ -369,11 +391,10 @@ ssize_t Engine::read_pieces(const Cred& c, const Open& f, uint64_t off, size_t l
   if (int rc = run_parallel(c, pieces); rc != 0) return rc;
   size_t total = 0;
   *eof = false;
-  for (size_t i = 0; i < n; ++i) {
-    total += got[i];
-    size_t want = std::min<size_t>(rsize_, len - i * rsize_);
-    if (got[i] < want) {
-      *eof = piece_eof[i];
+  for (const ReadPiece& p : rp) {
+    total += p.got;
+    if (p.got < p.len) {
+      *eof = p.eof;
       break;
     }
   }
@@ -397,30 +418,29 @@ ssize_t Engine::write_pieces(const Cred& c, const Open& f, uint64_t off, size_t 
                              const char* buf, uint32_t stable, std::vector<PieceVerf>* verfs,
                              const std::shared_ptr<const void>& owner) {
   size_t n = (len + wsize_ - 1) / wsize_;
-  std::vector<WriteRes> res(n);
+  std::vector<WritePiece> wp(n);
   std::vector<Piece> pieces(n);
   for (size_t i = 0; i < n; ++i) {
-    uint64_t poff = off + i * wsize_;
-    size_t plen = std::min<size_t>(wsize_, len - i * wsize_);
-    const uint8_t* src = reinterpret_cast<const uint8_t*>(buf) + i * wsize_;
-    pieces[i].build = [this, f, poff, plen, src, stable, &owner](Compound& k) {
-      if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
-      return encode_write(k, f->stateid(), poff, stable, src, plen, owner);
+    WritePiece* p = &wp[i];
+    *p = {&f, off + i * wsize_, std::min<size_t>(wsize_, len - i * wsize_),
+          reinterpret_cast<const uint8_t*>(buf) + i * wsize_, stable, &owner, {}};
+    pieces[i].build = [p](Compound& k) {
+      if (int rc = encode_putfh(k, (*p->f)->fh); rc < 0) return rc;
+      return encode_write(k, (*p->f)->stateid(), p->off, p->stable, p->src, p->len, *p->owner);
     };
-    pieces[i].decode = [&res, i, plen](ReplyReader& r) {
+    pieces[i].decode = [p](ReplyReader& r) {
       uint32_t st;
       NFS41_STEP(r, decode_status_only(r, OP_PUTFH, &st));
-      NFS41_STEP(r, decode_write(r, plen, &res[i]));
+      NFS41_STEP(r, decode_write(r, p->len, &p->res));
       return 0;
     };
   }
   if (int rc = run_parallel(c, pieces); rc != 0) return rc;
   size_t total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    size_t plen = std::min<size_t>(wsize_, len - i * wsize_);
-    if (verfs) verfs->push_back({off + i * wsize_, res[i].count, verf64(res[i].verifier)});
-    total += res[i].count;
-    if (res[i].count < plen) break;  // short: the caller writes the rest again
+  for (const WritePiece& p : wp) {
+    if (verfs) verfs->push_back({p.off, p.res.count, verf64(p.res.verifier)});
+    total += p.res.count;
+    if (p.res.count < p.len) break;  // short: the caller writes the rest again
   }
   return static_cast<ssize_t>(total);
 }
@@ -445,7 +465,7 @@ int Engine::commit(const Cred& c, const Fh& fh, WriteVerf* verf) {
   CommitRes cr;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, fh); rc < 0) return rc;
         return encode_commit(k, 0, 0);
       },
       [&](ReplyReader& r) {

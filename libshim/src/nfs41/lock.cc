@@ -180,7 +180,7 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
               a.open_stateid = f->stateid();
               a.lock_owner.owner = owner_bytes(owner);
             }
-            if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+            if (int rc = encode_putfh(k, f->fh); rc < 0) return rc;
             return encode_lock(k, a);
           },
           [&](ReplyReader& r) {
@@ -256,7 +256,7 @@ int Engine::unlock(const Cred& c, const Open& f, uint64_t owner, uint64_t off, u
           std::lock_guard<std::mutex> g(mu_);
           if (egen != client_gen_) return -EIO;
         }
-        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, f->fh); rc < 0) return rc;
         return encode_locku(k, WRITE_LT, sid, off, nfs_len(len));
       },
       [&](ReplyReader& r) {
@@ -292,7 +292,7 @@ int Engine::test_lock(const Cred& c, const Open& f, uint64_t owner, LockType typ
           o.clientid = clientid = clientid_;
         }
         o.owner = owner_bytes(owner);
-        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, f->fh); rc < 0) return rc;
         return encode_lockt(k, nfs_locktype(type, false), off, nfs_len(len), o);
       },
       [&](ReplyReader& r) {
@@ -309,7 +309,7 @@ int Engine::free_lock_state(const Cred& c, const Open& f, const Stateid4& sid) {
   LockuRes lu;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(f->fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, f->fh); rc < 0) return rc;
         return encode_locku(k, WRITE_LT, sid, 0, UINT64_MAX);
       },
       [&](ReplyReader& r) {
@@ -419,7 +419,7 @@ void Engine::reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen
               a.open_stateid = it.parent->stateid();
               a.lock_owner.owner = owner_bytes(it.owner);
             }
-            if (int rc = encode_putfh(k, fh4(it.parent->fh)); rc < 0) return rc;
+            if (int rc = encode_putfh(k, it.parent->fh); rc < 0) return rc;
             return encode_lock(k, a);
           },
           [&](ReplyReader& r) {

@@ -61,7 +61,7 @@ int Engine::getattr4(const Cred& c, const Fh& fh, const Bitmap4& want, Fattr4* o
   GetattrRes ga;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, fh); rc < 0) return rc;
         return encode_getattr(k, want);
       },
       [&](ReplyReader& r) {
@@ -88,7 +88,7 @@ int Engine::setattr(const Cred& c, const Fh& fh, const SetAttr& sa, Attr* post) 
   GetattrRes ga;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, fh); rc < 0) return rc;
         if (int rc = encode_setattr(k, Stateid4{}, s); rc < 0) return rc;
         return encode_getattr(k, want);
       },
@@ -110,7 +110,7 @@ int Engine::lookup(const Cred& c, const Fh& dir, const std::string& name, Fh* ou
   GetattrRes ga;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(dir)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, dir); rc < 0) return rc;
         encode_lookup(k, name);
         encode_getfh(k);
         return encode_getattr(k, want);
@@ -159,7 +159,7 @@ int Engine::lookup_path(const Cred& c, const std::string& path, Fh* out, Attr* a
     GetattrRes ga;
     int rv = run(c,
         [&](Compound& k) {
-          if (int rc = encode_putfh(k, fh4(cur)); rc < 0) return rc;
+          if (int rc = encode_putfh(k, cur); rc < 0) return rc;
           for (size_t j = 0; j < n; ++j) encode_lookup(k, comps[i + j]);
           encode_getfh(k);
           return encode_getattr(k, want);
@@ -185,7 +185,7 @@ int Engine::access(const Cred& c, const Fh& fh, uint32_t want, uint32_t* granted
   AccessRes ar;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, fh); rc < 0) return rc;
         return encode_access(k, want);
       },
       [&](ReplyReader& r) {
@@ -214,7 +214,7 @@ int Engine::create_obj(const Cred& c, const Fh& dir, uint32_t type, const std::s
   bool rerun = false;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(dir)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, dir); rc < 0) return rc;
         if (int rc = encode_create(k, a); rc < 0) return rc;
         encode_getfh(k);
         return encode_getattr(k, want);
@@ -258,7 +258,7 @@ int Engine::readlink(const Cred& c, const Fh& fh, std::string* target) {
   ReadlinkRes rr;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, fh); rc < 0) return rc;
         return encode_readlink(k);
       },
       [&](ReplyReader& r) {
@@ -277,9 +277,9 @@ int Engine::link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& 
   bool rerun = false;
   int rv = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(fh)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, fh); rc < 0) return rc;
         encode_savefh(k);
-        if (int rc = encode_putfh(k, fh4(dir)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, dir); rc < 0) return rc;
         return encode_link(k, name);
       },
       [&](ReplyReader& r) {
@@ -328,7 +328,7 @@ int Engine::remove(const Cred& c, const Fh& dir, const std::string& name) {
   bool rerun = false;
   int res = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(dir)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, dir); rc < 0) return rc;
         return encode_remove(k, name);
       },
       [&](ReplyReader& r) {
@@ -349,9 +349,9 @@ int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, c
   bool rerun = false;
   int res = run(c,
       [&](Compound& k) {
-        if (int rc = encode_putfh(k, fh4(from_dir)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, from_dir); rc < 0) return rc;
         encode_savefh(k);
-        if (int rc = encode_putfh(k, fh4(to_dir)); rc < 0) return rc;
+        if (int rc = encode_putfh(k, to_dir); rc < 0) return rc;
         return encode_rename(k, from, to);
       },
       [&](ReplyReader& r) {
@@ -383,7 +383,7 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
     ReaddirRes rr;
     int rv = run(c,
         [&](Compound& k) {
-          if (int rc = encode_putfh(k, fh4(dir)); rc < 0) return rc;
+          if (int rc = encode_putfh(k, dir); rc < 0) return rc;
           return encode_readdir(k, a);
         },
         [&](ReplyReader& r) {

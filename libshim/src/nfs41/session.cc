@@ -18,7 +18,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <deque>
 #include <ctime>
 #include <thread>
 #include <utility>
@@ -605,23 +604,25 @@ int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool ca
 int Engine::run_parallel(const Cred& c, const std::vector<Piece>& pieces) {
   // Every piece starts at once while slots are free; with none free, the oldest piece is
   // finished first (waiting for a slot while holding unfinished ones could deadlock).
-  std::deque<std::pair<size_t, std::unique_ptr<Attempt>>> open;
+  // OPEN holds the started ones, oldest first from NEXT; one allocation for them all (an
+  // op is often one piece: a deque and an Attempt each were 3 of its ~35 allocations).
+  std::vector<std::pair<size_t, Attempt>> open;
+  open.reserve(pieces.size());  // never reallocated: finish() works on an element
+  size_t next = 0;
   int first_err = 0;
   auto finish_one = [&] {
-    size_t i = open.front().first;
-    std::unique_ptr<Attempt> a = std::move(open.front().second);
-    open.pop_front();
-    Step s = finish(a.get(), pieces[i].decode);
+    auto& [i, a] = open[next++];
+    Step s = finish(&a, pieces[i].decode);
     if (s.retry && s.delay) sleep_ms(10);  // run()'s first resend would not wait
     int rc = s.retry ? run(c, pieces[i].build, pieces[i].decode, pieces[i].cachethis) : s.rc;
     if (rc != 0 && first_err == 0) first_err = rc;
   };
   for (size_t i = 0; i < pieces.size(); ++i) {
-    auto a = std::make_unique<Attempt>();
-    int rc = begin(c, pieces[i].build, pieces[i].cachethis, a.get(), open.empty(), pieces[i].sink);
-    while (rc == -EAGAIN && !open.empty()) {
+    Attempt a;
+    int rc = begin(c, pieces[i].build, pieces[i].cachethis, &a, next == open.size(), pieces[i].sink);
+    while (rc == -EAGAIN && next < open.size()) {
       finish_one();
-      rc = begin(c, pieces[i].build, pieces[i].cachethis, a.get(), open.empty(), pieces[i].sink);
+      rc = begin(c, pieces[i].build, pieces[i].cachethis, &a, next == open.size(), pieces[i].sink);
     }
     if (rc < 0) {
       if (first_err == 0) first_err = rc;
@@ -629,7 +630,7 @@ int Engine::run_parallel(const Cred& c, const std::vector<Piece>& pieces) {
     }
     open.emplace_back(i, std::move(a));
   }
-  while (!open.empty()) finish_one();
+  while (next < open.size()) finish_one();
   return first_err;
 }
 

@@ -54,6 +54,7 @@ class Compound {
   int finish_record(std::vector<uint8_t>* wire, rpc::Tail* tail);
 
  private:
+  void reserve_typical();
   void begin(const rpc::Credential& cred, const std::string& tag);
   rpc::XdrEncoder enc_;
   uint32_t xid_;

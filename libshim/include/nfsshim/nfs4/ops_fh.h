@@ -11,6 +11,7 @@ namespace nfsshim::nfs4 {
 
 int encode_putrootfh(Compound& c);
 int encode_putfh(Compound& c, const Fh4& fh);  // -EINVAL if empty or over 128 bytes
+int encode_putfh(Compound& c, const void* fh, size_t len);  // the same from where it lies
 int encode_lookup(Compound& c, const std::string& name);
 int encode_getfh(Compound& c);
 int encode_savefh(Compound& c);

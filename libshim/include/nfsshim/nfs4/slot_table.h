@@ -85,6 +85,9 @@ class SlotTable {
   uint32_t in_use_ = 0;
   uint32_t peak_ = 0;
   uint32_t status_flags_ = 0;
+  // One past the highest slot acquire() ever took since reset(): every slot from here up
+  // is free, so highest_in_use() starts here (it scanned all 64-180 slots per call).
+  uint32_t touched_ = 0;
 };
 
 // Classes of SEQ4_STATUS flags the engine acts on.
