@@ -161,10 +161,20 @@ int Engine::start(std::string* why) {
   Conn::Hooks hooks;
   hooks.make_bind = [this] { return make_bind(); };
   hooks.check_bind = [this](const rpc::Record& r) { return check_bind(r); };
+  // Loop threads as the NFSv3 engine has them (transport.h, ConnLoop): more than CPUs only
+  // switch. Every socket is connected before its thread starts serving it.
+  unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  int nloops = std::max(1, std::min({o_.nconnect, static_cast<int>(cpus), 4}));
+  for (int i = 0; i < nloops; ++i) {
+    loops_.emplace_back(new ConnLoop());
+    if (int rv = loops_.back()->create(o_.io, why); rv < 0) return rv;
+  }
   for (int i = 0; i < o_.nconnect; ++i) {
     conns_.emplace_back(new Conn(i, o_.addr, o_.port, hooks));
-    if (int rv = conns_.back()->start(o_.io, why); rv < 0) return rv;
+    if (int rv = conns_.back()->attach(loops_[static_cast<size_t>(i % nloops)].get(), why); rv < 0)
+      return rv;
   }
+  for (auto& l : loops_) l->start();
   if (int rv = exchange_id(why); rv != 0) return rv < 0 ? rv : nfs4_errno(rv);
   if (int rv = create_session(why); rv != 0) return rv < 0 ? rv : nfs4_errno(rv);
   // The other sockets were connected before the session existed: bind them now.
@@ -804,7 +814,9 @@ Stats Engine::stats() const {
     s.binds_ok += c->binds_ok();
     s.binds_failed += c->binds_failed();
     s.read_placed_bytes += c->placed_bytes();
-    nfs::LoopStats ls = c->loop_stats();
+  }
+  for (auto& l : loops_) {
+    nfs::LoopStats ls = l->stats();
     s.loop_syscalls += ls.syscalls;
     s.loop_iterations += ls.iterations;
   }

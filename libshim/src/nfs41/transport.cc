@@ -110,23 +110,55 @@ int Conn::connect_socket(std::string* why) {
   return fd;
 }
 
+int ConnLoop::create(nfs::IoBackend io, std::string* why) {
+  return nfs::EventLoop::create(io, &loop_, why);
+}
+
+void ConnLoop::start() { thread_ = std::thread([this] { thread_main(); }); }
+
+void ConnLoop::stop() {
+  if (!thread_.joinable()) return;
+  stopping_.store(true);
+  loop_->post([] {});
+  thread_.join();
+}
+
+void ConnLoop::thread_main() {
+  for (Conn* c : conns_) c->rearm();
+  while (!stopping_.load()) {
+    bool down = std::any_of(conns_.begin(), conns_.end(),
+                            [](Conn* c) { return c->state_ == Conn::State::kDown; });
+    loop_->run_once(down ? 20 : 200);
+    for (Conn* c : conns_) {
+      if (stopping_.load()) break;
+      c->tick();
+    }
+  }
+}
+
 int Conn::start(nfs::IoBackend io, std::string* why) {
-  if (int rv = nfs::EventLoop::create(io, &loop_, why); rv < 0) return rv;
+  own_ = std::make_unique<ConnLoop>();
+  if (int rv = own_->create(io, why); rv < 0) return rv;
+  if (int rv = attach(own_.get(), why); rv < 0) return rv;
+  own_->start();
+  return 0;
+}
+
+int Conn::attach(ConnLoop* l, std::string* why) {
+  lt_ = l;
+  loop_ = &l->loop();
   int fd = connect_socket(why);
   if (fd < 0) return fd;
   fd_ = fd;
   state_ = State::kUp;  // the first socket needs no bind: the session is made on it
   up_.store(true);
-  thread_ = std::thread([this] { thread_main(); });
-  loop_->post([this] { rearm(); });
+  l->conns_.push_back(this);
   return 0;
 }
 
 void Conn::stop() {
-  if (!thread_.joinable()) return;
-  stopping_.store(true);
-  loop_->post([] {});
-  thread_.join();
+  if (!lt_) return;
+  lt_->stop();
   if (fd_ >= 0) {
     loop_->forget(fd_);
     ::close(fd_);
@@ -141,12 +173,8 @@ void Conn::stop() {
   up_.store(false);
 }
 
-void Conn::thread_main() {
-  while (!stopping_.load()) {
-    loop_->run_once(state_ == State::kDown ? 20 : 200);
-    if (state_ == State::kDown && !stopping_.load() && now_ms() >= reconnect_at_ms_)
-      try_reconnect();
-  }
+void Conn::tick() {
+  if (state_ == State::kDown && now_ms() >= reconnect_at_ms_) try_reconnect();
 }
 
 void Conn::submit(const CallPtr& c) {

@@ -313,6 +313,7 @@ class Engine {
   Options o_;
   Fh root_;
   uint32_t rsize_ = 0, wsize_ = 0;
+  std::vector<std::unique_ptr<ConnLoop>> loops_;  // before conns_: they stop on them
   std::vector<std::unique_ptr<Conn>> conns_;
   std::atomic<uint32_t> xid_{1};
   std::string owner_id_;  // co_ownerid: host + pid + start time + counter

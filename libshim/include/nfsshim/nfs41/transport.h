@@ -69,6 +69,34 @@ struct Call {
 };
 using CallPtr = std::shared_ptr<Call>;
 
+class Conn;
+
+// One event-loop thread serving one or more connections (each connection's state is touched
+// by that thread only). The engine puts its nconnect sockets on min(nconnect, CPUs, 4) of
+// them, as the NFSv3 engine does: a thread per socket meant a wake-up of a sleeping thread
+// for most calls once there were more sockets than CPUs.
+class ConnLoop {
+ public:
+  ConnLoop() = default;
+  ~ConnLoop() { stop(); }
+  ConnLoop(const ConnLoop&) = delete;
+  ConnLoop& operator=(const ConnLoop&) = delete;
+
+  int create(nfs::IoBackend io, std::string* why);  // the loop (backend IO), no thread yet
+  void start();  // the thread; connections attached before it are served from then on
+  void stop();   // joins the thread; idempotent
+  nfs::EventLoop& loop() { return *loop_; }
+  nfs::LoopStats stats() const { return loop_ ? loop_->stats() : nfs::LoopStats{}; }
+
+ private:
+  friend class Conn;
+  void thread_main();
+  std::unique_ptr<nfs::EventLoop> loop_;
+  std::vector<Conn*> conns_;  // set before start()
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+};
+
 class Conn : public nfs::FdHandler {
  public:
   struct Hooks {
@@ -83,8 +111,11 @@ class Conn : public nfs::FdHandler {
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
 
-  // Creates the loop (backend IO), connects once (blocking) and starts the loop thread.
+  // Creates a loop thread of its own (backend IO), connects once (blocking), starts it.
   int start(nfs::IoBackend io, std::string* why);
+  // Connects once (blocking) and joins LOOP, whose start() (not yet called) serves it.
+  int attach(ConnLoop* loop, std::string* why);
+  // Stops the loop thread (a shared one: for all its connections), then fails what is left.
   void stop();
 
   void submit(const CallPtr& c);
@@ -109,8 +140,9 @@ class Conn : public nfs::FdHandler {
   void on_fd_ready(int fd, uint32_t revents) override;
 
  private:
+  friend class ConnLoop;
   enum class State { kDown, kBinding, kUp };
-  void thread_main();
+  void tick();  // on the loop thread after each iteration: reconnect when it is time
   int connect_socket(std::string* why);  // blocking connect, then O_NONBLOCK
   void enqueue_locked_loop(const CallPtr& c);
   void start_bind();
@@ -127,9 +159,9 @@ class Conn : public nfs::FdHandler {
   const std::string addr_;
   const int port_;
   Hooks hooks_;
-  std::unique_ptr<nfs::EventLoop> loop_;
-  std::thread thread_;
-  std::atomic<bool> stopping_{false};
+  std::unique_ptr<ConnLoop> own_;  // start(): a loop thread of its own
+  ConnLoop* lt_ = nullptr;          // the loop thread serving it (own_ or the engine's)
+  nfs::EventLoop* loop_ = nullptr;
 
   // Loop-thread state.
   int fd_ = -1;
