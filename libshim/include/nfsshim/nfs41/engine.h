@@ -1,5 +1,5 @@
-// The NFSv4.1 session engine: nconnect TCP connections (transport.h, one event-loop
-// thread each) bound to one session; SEQUENCE on every compound through one slot table
+// The NFSv4.1 session engine: nconnect TCP connections (transport.h; on min(nconnect,
+// CPUs, 4) event-loop threads) bound to one session; SEQUENCE on every compound through one slot table
 // shared by all connections; least-loaded connection per call; lease renewal when idle;
 // recovery from DELAY/GRACE, lost connections (same slot and seqid replayed), dead
 // sessions and expired client ids (new session / client id; after a server restart open
