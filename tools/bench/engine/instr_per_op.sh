@@ -1,13 +1,14 @@
 #!/bin/bash
 # instr_per_op.sh BUILD [OPS]
 # User-space instructions per 4 KiB random read, NFSv3 engine against NFSv4.1 engine, counted
-# by valgrind's callgrind: unlike seconds, the count repeats within ~1% whatever else the
-# shared machine is doing, so it shows a CPU change that the paired speed runs cannot see.
+# by valgrind's callgrind: unlike seconds (+-30% here), the count moves by a few percent
+# whatever else the shared machine is doing, so it shows a CPU change that the paired speed
+# runs cannot see.
 # Per engine, engine_bench reads OPS (default 3000) and OPS/3 random 4 KiB pieces under
 # callgrind; the difference of the two totals over the difference of the counts is the cost
 # of one read, without start-up and teardown. epoll loop, nconnect=1 (valgrind does not
 # emulate io_uring). The kernel's share (syscalls, wake-ups) is not in the count. One private
-# nfs-ganesha as paired.sh runs it (127.0.0.1:24249, MOUNT 24248). Needs root and valgrind.
+# nfs-ganesha as paired.sh runs it (server_env.sh). Needs root and valgrind.
 set -euo pipefail
 usage="usage: instr_per_op.sh BUILD [OPS]"
 build=$(readlink -f "${1:?$usage}")
@@ -20,17 +21,7 @@ root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/tests/engine/ganesha.sh"
 bench=$build/tools/bench/engine/engine_bench
 [ -x "$bench" ] || { echo "build engine_bench first: cmake --build $build --target engine_bench" >&2; exit 1; }
-port=24249 mnt=24248
-for p in $port $mnt; do
-  if bash -c "exec 3<>/dev/tcp/127.0.0.1/$p" 2>/dev/null; then
-    echo "127.0.0.1:$p is in use (a paired.sh run?): stop it first" >&2; exit 1
-  fi
-done
-work=$(mktemp -d /tmp/nfsshim-instr.XXXXXX)
-export_dir=$(mktemp -d /dev/shm/nfsshim-instr-export.XXXXXX)
-cleanup() { ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"; }
-trap cleanup EXIT
-GLIBC_TUNABLES=$server_tunables ganesha_start "$work/state" "$export_dir" $port $mnt VFS
+bench_ganesha_up instr
 declare -A url=(
   [3]="nfs://127.0.0.1/export?vers=3&nfsport=$port&mountport=$mnt&nconnect=1&io=epoll"
   [4.1]="nfs://127.0.0.1/export?vers=4.1&nfsport=$port&nconnect=1&io=epoll")

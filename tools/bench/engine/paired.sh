@@ -39,19 +39,7 @@ root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/tests/engine/ganesha.sh"
 bench=$build/tools/bench/engine/engine_bench
 [ -x "$bench" ] || { echo "build engine_bench first: cmake --build $build --target engine_bench" >&2; exit 1; }
-port=24249 mnt=24248
-# ganesha_start only checks that the port answers: another server there would be measured.
-for p in $port $mnt; do
-  if bash -c "exec 3<>/dev/tcp/127.0.0.1/$p" 2>/dev/null; then
-    echo "127.0.0.1:$p is in use (another paired.sh run?): stop it first" >&2; exit 1
-  fi
-done
-work=$(mktemp -d /tmp/nfsshim-paired.XXXXXX)
-if [ "$export_on" = ram ]; then export_dir=$(mktemp -d /dev/shm/nfsshim-paired-export.XXXXXX)
-else export_dir=$work/export; fi
-cleanup() { ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"; }
-trap cleanup EXIT
-GLIBC_TUNABLES=$server_tunables ganesha_start "$work/state" "$export_dir" $port $mnt VFS
+bench_ganesha_up paired
 declare -A url=(
   [3]="nfs://127.0.0.1/export?vers=3&nfsport=$port&mountport=$mnt"
   [4.1]="nfs://127.0.0.1/export?vers=4.1&nfsport=$port")  # v4 pseudo path /export: same files

@@ -15,3 +15,23 @@ case $server_malloc in
   default) server_tunables=${GLIBC_TUNABLES:-} ;;
   *) echo "ENGINE_BENCH_SERVER_MALLOC must be tuned or default, got '$server_malloc'" >&2; exit 2 ;;
 esac
+
+# bench_ganesha_up NAME: the private nfs-ganesha of paired.sh and instr_per_op.sh on
+# 127.0.0.1:24249 (MOUNT 24248), dirs /tmp/nfsshim-NAME.*, export as chosen above, stopped
+# with its dirs removed on exit. Sets port, mnt, work, export_dir. Needs
+# tests/engine/ganesha.sh sourced. ganesha_start only checks that the port answers: another
+# server there would be measured, so a port in use is an error.
+bench_ganesha_up() {
+  port=24249 mnt=24248
+  local p
+  for p in $port $mnt; do
+    if bash -c "exec 3<>/dev/tcp/127.0.0.1/$p" 2>/dev/null; then
+      echo "127.0.0.1:$p is in use (another benchmark run?): stop it first" >&2; exit 1
+    fi
+  done
+  work=$(mktemp -d "/tmp/nfsshim-$1.XXXXXX")
+  if [ "$export_on" = ram ]; then export_dir=$(mktemp -d "/dev/shm/nfsshim-$1-export.XXXXXX")
+  else export_dir=$work/export; fi
+  trap 'ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"' EXIT
+  GLIBC_TUNABLES=$server_tunables ganesha_start "$work/state" "$export_dir" $port $mnt VFS
+}
