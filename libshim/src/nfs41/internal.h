@@ -16,6 +16,8 @@ nfs4::SetAttrs to_setattrs(const nfs::SetAttr& sa);
 inline int encode_putfh(nfs4::Compound& k, const nfs::Fh& f) {
   return nfs4::encode_putfh(k, f.data.data(), f.data.size());
 }
+// How a log line names an open file: files opened by handle have no name.
+inline std::string log_name(const OpenFile& f) { return f.name.empty() ? "(by handle)" : f.name; }
 inline nfs::Fh fh3(const nfs4::Fh4& f) { return nfs::Fh{std::string(f.begin(), f.end())}; }
 
 // In a decode callback: the server stops at the first failing op, so results end early;

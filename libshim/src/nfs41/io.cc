@@ -266,7 +266,7 @@ void Engine::reclaim_opens(std::vector<Open>* reclaimed, std::vector<Open>* lost
   }
   bool no_grace = false;
   for (auto& f : files) {
-    const std::string name = f->name.empty() ? "(by handle)" : f->name;
+    const std::string name = log_name(*f);
     if (no_grace) {  // the server takes no reclaims at all: do not ask for each file
       lost->push_back(f);
       continue;
@@ -293,7 +293,7 @@ int Engine::reopen(const std::vector<Open>& files) {
     int rv = open_once(default_cred(), Fh{}, std::string(), false, nullptr, 0, f.get(), nullptr);
     reopens_.fetch_add(1);
     if (rv != 0) {
-      SHIM_LOG_ERROR("nfs41: re-open of '{}' failed: {}", f->name.empty() ? "(by handle)" : f->name,
+      SHIM_LOG_ERROR("nfs41: re-open of '{}' failed: {}", log_name(*f),
                      std::strerror(-rv));
       if (first == 0) first = rv;
     }

@@ -112,7 +112,7 @@ int Engine::lock_state_lost(const Open& f) {
   for (auto it = locks_.begin(); it != locks_.end();) {
     if (it->first.first == f->fh.data && it->second->client_gen != gen) {
       SHIM_LOG_WARN("nfs41: locks of owner {} on '{}' were lost with the old client id",
-                    it->first.second, f->name);
+                    it->first.second, log_name(*f));
       it = locks_.erase(it);
       rv = -EIO;
     } else {
@@ -394,10 +394,10 @@ void Engine::reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen
     if (!open_back) {  // its Open was closed, or re-opened without reclaim: lost
       if (!it.held.empty() && it.parent)
         SHIM_LOG_WARN("nfs41: locks of owner {} on '{}' not reclaimed: the open was not",
-                      it.owner, it.parent->name.empty() ? "(by handle)" : it.parent->name);
+                      it.owner, log_name(*it.parent));
       continue;
     }
-    const std::string name = it.parent->name.empty() ? "(by handle)" : it.parent->name;
+    const std::string name = log_name(*it.parent);
     Stateid4 sid;
     bool have = false;
     int rv = 0;
