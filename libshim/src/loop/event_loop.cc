@@ -3,12 +3,19 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "nfsshim/log.h"
 
 namespace nfsshim::nfs {
+
+int loop_threads_for(int nconnect) {
+  int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, std::min({nconnect, cpus, 4}));
+}
 
 int EventLoop::create(IoBackend want, std::unique_ptr<EventLoop>* out, std::string* why) {
   if (want == IoBackend::kEpoll) return make_epoll_loop(out, why);

@@ -233,10 +233,7 @@ int Engine::start(std::string* why) {
   const NfsUrl& u = url_;
   slots_ = u.slots;
   max_bytes_ = static_cast<size_t>(u.max_inflight_mb) << 20;
-  // One loop thread per connection up to the CPUs (at most 4): a loop thread copies every
-  // payload once (libnfs decodes into its buffers), so more threads than CPUs only switch.
-  unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  int nloops = std::max(1, std::min({u.nconnect, static_cast<int>(cpus), 4}));
+  const int nloops = loop_threads_for(u.nconnect);  // libnfs decodes into its buffers: a copy
   for (int i = 0; i < nloops; ++i) {
     std::unique_ptr<EventLoop> loop;
     int rv = EventLoop::create(u.io, &loop, why);

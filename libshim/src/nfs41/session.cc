@@ -161,10 +161,9 @@ int Engine::start(std::string* why) {
   Conn::Hooks hooks;
   hooks.make_bind = [this] { return make_bind(); };
   hooks.check_bind = [this](const rpc::Record& r) { return check_bind(r); };
-  // Loop threads as the NFSv3 engine has them (transport.h, ConnLoop): more than CPUs only
-  // switch. Every socket is connected before its thread starts serving it.
-  unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  int nloops = std::max(1, std::min({o_.nconnect, static_cast<int>(cpus), 4}));
+  // Loop threads as the NFSv3 engine has them (transport.h, ConnLoop). Every socket is
+  // connected before its thread starts serving it.
+  const int nloops = nfs::loop_threads_for(o_.nconnect);
   for (int i = 0; i < nloops; ++i) {
     loops_.emplace_back(new ConnLoop());
     if (int rv = loops_.back()->create(o_.io, why); rv < 0) return rv;

@@ -37,6 +37,11 @@ struct LoopStats {
   uint64_t wakeups = 0;     // eventfd writes by post()
 };
 
+// How many loop threads serve NCONNECT connections (both engines): one per connection up
+// to the CPUs, at most 4. A loop thread copies every payload once, so more threads than
+// CPUs only switch, and a call to a sleeping loop thread costs a wake-up.
+int loop_threads_for(int nconnect);
+
 class EventLoop {
  public:
   // Builds a loop with backend WANT (kAuto: io_uring if probe_io_uring() says so, else

@@ -72,7 +72,7 @@ using CallPtr = std::shared_ptr<Call>;
 class Conn;
 
 // One event-loop thread serving one or more connections (each connection's state is touched
-// by that thread only). The engine puts its nconnect sockets on min(nconnect, CPUs, 4) of
+// by that thread only). The engine puts its nconnect sockets on loop_threads_for(nconnect) of
 // them, as the NFSv3 engine does: a thread per socket meant a wake-up of a sleeping thread
 // for most calls once there were more sockets than CPUs. A reconnect's connect() is bounded
 // by poll (3 s when the server does not answer) and holds the thread meanwhile, so the
