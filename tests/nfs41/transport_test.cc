@@ -211,6 +211,79 @@ TEST_P(Nfs41Transport, RebindDuringABindBindsAgainAfterIt) {
   conn.stop();
 }
 
+// A listener on 127.0.0.1 that never accepts by itself, backlog 0: one connection waits in
+// its queue, and while it does the kernel drops every further SYN, so a connect() to it
+// hangs as to a server that does not answer. accept_one() makes room.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    EXPECT_EQ(::listen(fd_, 0), 0);
+    socklen_t len = sizeof sa;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len);
+    port_ = ntohs(sa.sin_port);
+  }
+  ~SilentListener() {
+    for (int fd : accepted_) ::close(fd);
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+  void accept_one() {
+    int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    if (fd >= 0) accepted_.push_back(fd);
+  }
+
+ private:
+  int fd_ = -1, port_ = 0;
+  std::vector<int> accepted_;
+};
+
+TEST_P(Nfs41Transport, HangingReconnectHoldsNoOtherSocketOfItsLoop) {
+  // Two sockets on one loop thread, as the engine puts them; one loses its connection and
+  // its server takes no new one (past the connect deadline, so a second try follows).
+  EchoServer srv;
+  SilentListener silent;
+  ConnLoop loop;
+  std::string why;
+  ASSERT_EQ(loop.create(GetParam(), &why), 0) << why;
+  Conn hanging(0, "127.0.0.1", silent.port(), {});
+  Conn other(1, "127.0.0.1", srv.port(), {});
+  ASSERT_EQ(hanging.attach(&loop, &why), 0) << why;  // queued, not accepted: connected
+  ASSERT_EQ(other.attach(&loop, &why), 0) << why;
+  loop.start();
+  hanging.drop_for_test();
+  // The other socket's calls are answered at once all along (a connect waited for on the
+  // loop thread held them for its whole 3 s).
+  auto t0 = std::chrono::steady_clock::now();
+  int64_t worst_ms = 0;
+  for (uint32_t i = 1; std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(4000); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto c = make_call(i, 64);
+    auto sent = std::chrono::steady_clock::now();
+    other.submit(c);
+    ASSERT_EQ(c->wait(10000), 0);
+    EXPECT_TRUE(echoed(*c));
+    worst_ms = std::max<int64_t>(worst_ms, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::steady_clock::now() - sent).count());
+  }
+  EXPECT_LT(worst_ms, 1500) << "a call waited behind the other socket's connect";
+  EXPECT_EQ(hanging.reconnects(), 0u);
+  EXPECT_FALSE(hanging.up());
+  // Room in the queue: the socket comes back.
+  silent.accept_one();
+  for (int i = 0; i < 1000 && hanging.reconnects() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(hanging.reconnects(), 1u);
+  EXPECT_TRUE(hanging.up());
+  hanging.stop();  // stops the shared loop thread
+  other.stop();
+}
+
 // Sink calls: the message is [xid][length][data]; its echo is taken for a READ reply
 // whose 8-byte head says where the data is.
 bool test_locate(const uint8_t* rec, size_t n, uint32_t, size_t* at, size_t* len) {

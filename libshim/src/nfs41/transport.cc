@@ -1,7 +1,6 @@
 #include "nfsshim/nfs41/transport.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -63,8 +62,15 @@ nfs::IoBackend Conn::backend() const { return loop_ ? loop_->backend() : nfs::Io
 
 nfs::LoopStats Conn::loop_stats() const { return loop_ ? loop_->stats() : nfs::LoopStats{}; }
 
-int Conn::connect_socket(std::string* why) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+int Conn::begin_connect(bool* done, std::string* why) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port_));
+  if (inet_pton(AF_INET, addr_.c_str(), &sa.sin_addr) != 1) {
+    *why = "not an IPv4 address: '" + addr_ + "'";
+    return -EINVAL;
+  }
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     int e = errno;
     *why = std::string("socket: ") + std::strerror(e);
@@ -72,42 +78,41 @@ int Conn::connect_socket(std::string* why) {
   }
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port_));
-  if (inet_pton(AF_INET, addr_.c_str(), &sa.sin_addr) != 1) {
+  *done = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  if (*done || errno == EINPROGRESS || errno == EINTR) return fd;  // EINTR: it goes on
+  return end_connect(fd, errno, why);
+}
+
+int Conn::end_connect(int fd, int err, std::string* why) {
+  if (err != 0) {
     ::close(fd);
-    *why = "not an IPv4 address: '" + addr_ + "'";
-    return -EINVAL;
-  }
-  // Non-blocking connect bounded by poll: 3 s, signals do not cut it short.
-  int e = 0;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
-    e = errno;
-    if (e == EINPROGRESS || e == EINTR) {
-      int64_t deadline = now_ms() + 3000;
-      pollfd p{fd, POLLOUT, 0};
-      int n;
-      do {
-        n = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, deadline - now_ms())));
-      } while (n < 0 && errno == EINTR);
-      socklen_t el = sizeof e;
-      if (n == 0) e = ETIMEDOUT;
-      else if (n < 0) e = errno;
-      else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0) e = errno;
-    }
-  }
-  if (e != 0) {
-    ::close(fd);
-    *why = "connect " + addr_ + ":" + std::to_string(port_) + ": " + std::strerror(e);
-    return -e;
+    *why = "connect " + addr_ + ":" + std::to_string(port_) + ": " + std::strerror(err);
+    return -err;
   }
   sockaddr_in local{};
   socklen_t len = sizeof local;
   if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0)
     local_port_.store(ntohs(local.sin_port));
   return fd;
+}
+
+// The first connect, on the opener's thread: bounded by poll, signals do not cut it short.
+int Conn::connect_socket(std::string* why) {
+  bool done = false;
+  int fd = begin_connect(&done, why);
+  if (fd < 0 || done) return fd < 0 ? fd : end_connect(fd, 0, why);
+  int64_t deadline = now_ms() + kConnectTimeoutMs;
+  pollfd p{fd, POLLOUT, 0};
+  int n;
+  do {
+    n = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, deadline - now_ms())));
+  } while (n < 0 && errno == EINTR);
+  int e = 0;
+  socklen_t el = sizeof e;
+  if (n == 0) e = ETIMEDOUT;
+  else if (n < 0) e = errno;
+  else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0) e = errno;
+  return end_connect(fd, e, why);
 }
 
 int ConnLoop::create(nfs::IoBackend io, std::string* why) {
@@ -126,8 +131,9 @@ void ConnLoop::stop() {
 void ConnLoop::thread_main() {
   for (Conn* c : conns_) c->rearm();
   while (!stopping_.load()) {
-    bool down = std::any_of(conns_.begin(), conns_.end(),
-                            [](Conn* c) { return c->state_ == Conn::State::kDown; });
+    bool down = std::any_of(conns_.begin(), conns_.end(), [](Conn* c) {
+      return c->state_ == Conn::State::kDown || c->state_ == Conn::State::kConnecting;
+    });
     loop_->run_once(down ? 20 : 200);
     for (Conn* c : conns_) {
       if (stopping_.load()) break;
@@ -175,6 +181,7 @@ void Conn::stop() {
 
 void Conn::tick() {
   if (state_ == State::kDown && now_ms() >= reconnect_at_ms_) try_reconnect();
+  else if (state_ == State::kConnecting && now_ms() >= connect_deadline_ms_) reconnect_failed();
 }
 
 void Conn::submit(const CallPtr& c) {
@@ -278,7 +285,7 @@ void Conn::flush() {
 
 void Conn::rearm() {
   if (fd_ < 0) return;
-  uint32_t want = POLLIN | (outq_.empty() ? 0 : POLLOUT);
+  uint32_t want = state_ == State::kConnecting ? POLLOUT : POLLIN | (outq_.empty() ? 0 : POLLOUT);
   if (want == armed_) return;
   if (loop_->arm(fd_, want, this) == 0) armed_ = want;
 }
@@ -286,6 +293,11 @@ void Conn::rearm() {
 void Conn::on_fd_ready(int fd, uint32_t revents) {
   if (fd != fd_) return;  // a socket closed since
   armed_ = 0;
+  if (state_ == State::kConnecting) {
+    connect_ready(revents);
+    rearm();
+    return;
+  }
   if (revents & POLLOUT) flush();
   if (fd_ >= 0 && (revents & (POLLIN | POLLERR | POLLHUP))) read_ready();
   rearm();
@@ -459,16 +471,56 @@ void Conn::lose(const char* why) {
   reconnect_at_ms_ = now_ms() + backoff_ms_;
 }
 
+// On the loop thread, without waiting: the connect() goes on while the loop serves the
+// other sockets; POLLOUT (connect_ready) or the deadline (tick) ends it.
 void Conn::try_reconnect() {
   std::string why;
-  int fd = connect_socket(&why);
+  bool done = false;
+  int fd = begin_connect(&done, &why);
   if (fd < 0) {
-    backoff_ms_ = std::min(backoff_ms_ * 2, 2000);
-    reconnect_at_ms_ = now_ms() + backoff_ms_;
+    reconnect_failed();
     return;
   }
-  backoff_ms_ = 50;
   fd_ = fd;
+  if (done) {
+    reconnected();
+    return;
+  }
+  state_ = State::kConnecting;
+  connect_deadline_ms_ = now_ms() + kConnectTimeoutMs;
+  rearm();
+}
+
+void Conn::connect_ready(uint32_t revents) {
+  int e = 0;
+  socklen_t el = sizeof e;
+  if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &e, &el) < 0) e = errno;
+  if (e == 0 && !(revents & POLLOUT)) e = ECONNABORTED;
+  if (e != 0) {
+    reconnect_failed();
+    return;
+  }
+  std::string why;
+  end_connect(fd_, 0, &why);  // (cannot fail without an error)
+  reconnected();
+}
+
+// The server did not take the connection (refused, unreachable, no answer in time): try
+// again after a backoff that doubles up to 2 s. lose() logged the loss once.
+void Conn::reconnect_failed() {
+  if (fd_ >= 0) {
+    loop_->forget(fd_);
+    ::close(fd_);
+    fd_ = -1;
+  }
+  armed_ = 0;
+  state_ = State::kDown;
+  backoff_ms_ = std::min(backoff_ms_ * 2, 2000);
+  reconnect_at_ms_ = now_ms() + backoff_ms_;
+}
+
+void Conn::reconnected() {
+  backoff_ms_ = 50;
   reconnects_.fetch_add(1);
   SHIM_LOG_INFO("nfs41: conn {} reconnected", index_);
   start_bind();

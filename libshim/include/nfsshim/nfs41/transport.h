@@ -74,9 +74,9 @@ class Conn;
 // One event-loop thread serving one or more connections (each connection's state is touched
 // by that thread only). The engine puts its nconnect sockets on loop_threads_for(nconnect) of
 // them, as the NFSv3 engine does: a thread per socket meant a wake-up of a sleeping thread
-// for most calls once there were more sockets than CPUs. A reconnect's connect() is bounded
-// by poll (3 s when the server does not answer) and holds the thread meanwhile, so the
-// other sockets on it wait too (they are most likely cut off as well then).
+// for most calls once there were more sockets than CPUs. A reconnect waits for its
+// connect() on the loop like for any other socket event (kConnectTimeoutMs at most), so a
+// server that does not answer one socket holds none of the others on the thread.
 class ConnLoop {
  public:
   ConnLoop() = default;
@@ -143,9 +143,14 @@ class Conn : public nfs::FdHandler {
 
  private:
   friend class ConnLoop;
-  enum class State { kDown, kBinding, kUp };
-  void tick();  // on the loop thread after each iteration: reconnect when it is time
-  int connect_socket(std::string* why);  // blocking connect, then O_NONBLOCK
+  enum class State { kDown, kConnecting, kBinding, kUp };
+  static constexpr int kConnectTimeoutMs = 3000;
+  void tick();  // on the loop thread after each iteration: reconnect, or give up a connect
+  // A non-blocking socket whose connect() has begun: the fd, or -errno (WHY says what).
+  // *DONE: connected already (else EINPROGRESS: POLLOUT tells).
+  int begin_connect(bool* done, std::string* why);
+  int end_connect(int fd, int err, std::string* why);  // ERR: the connect's; closes FD on error
+  int connect_socket(std::string* why);  // begin_connect, then poll (the first connect)
   void enqueue_locked_loop(const CallPtr& c);
   void start_bind();
   void flush();
@@ -155,6 +160,9 @@ class Conn : public nfs::FdHandler {
   void sink_filled(ReadSink& s);
   void lose(const char* why);
   void try_reconnect();
+  void connect_ready(uint32_t revents);  // kConnecting: the socket's connect() is over
+  void reconnect_failed();
+  void reconnected();
   void rearm();
 
   const int index_;
@@ -185,6 +193,7 @@ class Conn : public nfs::FdHandler {
   CallPtr bind_call_;
   bool rebind_after_ = false;  // rebind() came while bind_call_ was in flight
   int64_t reconnect_at_ms_ = 0;
+  int64_t connect_deadline_ms_ = 0;  // kConnecting
   int backoff_ms_ = 50;
 
   std::atomic<size_t> inflight_{0};
