@@ -21,22 +21,28 @@
 
 namespace nfs41test {
 
+// A listening socket on 127.0.0.1, an ephemeral port (*PORT), BACKLOG as listen(2) takes it.
+inline int listen_loopback(int backlog, int* port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  EXPECT_EQ(::listen(fd, backlog), 0);
+  socklen_t len = sizeof sa;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  *port = ntohs(sa.sin_port);
+  return fd;
+}
+
 class RecordServer {
  public:
   using OnRecord = std::function<bool(int fd, const std::vector<uint8_t>& record, int n)>;
 
   explicit RecordServer(OnRecord on_record) : on_record_(std::move(on_record)) {
-    lfd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(lfd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(lfd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-    EXPECT_EQ(::listen(lfd_, 16), 0);
-    socklen_t len = sizeof sa;
-    getsockname(lfd_, reinterpret_cast<sockaddr*>(&sa), &len);
-    port_ = ntohs(sa.sin_port);
+    lfd_ = listen_loopback(16, &port_);
     acceptor_ = std::thread([this] { accept_loop(); });
   }
   RecordServer(const RecordServer&) = delete;

@@ -216,17 +216,7 @@ TEST_P(Nfs41Transport, RebindDuringABindBindsAgainAfterIt) {
 // hangs as to a server that does not answer. accept_one() makes room.
 class SilentListener {
  public:
-  SilentListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-    EXPECT_EQ(::listen(fd_, 0), 0);
-    socklen_t len = sizeof sa;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len);
-    port_ = ntohs(sa.sin_port);
-  }
+  SilentListener() { fd_ = nfs41test::listen_loopback(0, &port_); }
   ~SilentListener() {
     for (int fd : accepted_) ::close(fd);
     ::close(fd_);
