@@ -83,6 +83,13 @@ int Conn::begin_connect(bool* done, std::string* why) {
   return end_connect(fd, errno, why);
 }
 
+// The outcome of a non-blocking connect() once the socket is writable: 0 or its errno.
+static int socket_error(int fd) {
+  int e = 0;
+  socklen_t len = sizeof e;
+  return getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0 ? errno : e;
+}
+
 int Conn::end_connect(int fd, int err, std::string* why) {
   if (err != 0) {
     ::close(fd);
@@ -100,18 +107,15 @@ int Conn::end_connect(int fd, int err, std::string* why) {
 int Conn::connect_socket(std::string* why) {
   bool done = false;
   int fd = begin_connect(&done, why);
-  if (fd < 0 || done) return fd < 0 ? fd : end_connect(fd, 0, why);
+  if (fd < 0) return fd;
+  if (done) return end_connect(fd, 0, why);
   int64_t deadline = now_ms() + kConnectTimeoutMs;
   pollfd p{fd, POLLOUT, 0};
   int n;
   do {
     n = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, deadline - now_ms())));
   } while (n < 0 && errno == EINTR);
-  int e = 0;
-  socklen_t el = sizeof e;
-  if (n == 0) e = ETIMEDOUT;
-  else if (n < 0) e = errno;
-  else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0) e = errno;
+  int e = n == 0 ? ETIMEDOUT : n < 0 ? errno : socket_error(fd);
   return end_connect(fd, e, why);
 }
 
@@ -492,9 +496,7 @@ void Conn::try_reconnect() {
 }
 
 void Conn::connect_ready(uint32_t revents) {
-  int e = 0;
-  socklen_t el = sizeof e;
-  if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &e, &el) < 0) e = errno;
+  int e = socket_error(fd_);
   if (e == 0 && !(revents & POLLOUT)) e = ECONNABORTED;
   if (e != 0) {
     reconnect_failed();
