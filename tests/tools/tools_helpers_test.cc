@@ -47,7 +47,8 @@ TEST(Holders, FindsOurOwnDescriptor) {
   ASSERT_GE(fd, 0);
   struct stat st;
   ASSERT_EQ(::fstat(fd, &st), 0);
-  ::unlink(tmpl);
+  // The name stays until the last scan: a freed inode number can be given at once to
+  // another process's new file (tests run in parallel), which would then "hold" ours.
   InodeKey held{st.st_dev, st.st_ino};
   InodeKey nobody{st.st_dev, st.st_ino + 1000000007};
   HolderScan h = scan_holders({held, nobody});
@@ -55,6 +56,7 @@ TEST(Holders, FindsOurOwnDescriptor) {
   EXPECT_EQ(h.holder[1], 0);
   ::close(fd);
   h = scan_holders({held});
+  ::unlink(tmpl);
   EXPECT_EQ(h.holder[0], 0) << "closed, nobody holds it";
 }
 
