@@ -131,6 +131,34 @@ TEST_P(LoopTest, PostFromAnotherThreadWakesTheLoop) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }
 
+// Every batch wakes a sleeping loop, not only the first (io_uring watches the eventfd with
+// one multishot poll and never reads it), and an idle loop still sleeps between batches
+// (a counter left readable must not make it spin).
+TEST_P(LoopTest, EveryBatchWakesAndIdleStillSleeps) {
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> ran{0};
+    std::thread t([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      loop_->post([&] { ran.fetch_add(1); });
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    while (ran.load() == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
+      loop_->run_once(10000);
+    t.join();
+    ASSERT_EQ(ran.load(), 1) << "round " << round;
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "round " << round;
+    // Nothing posted now: the next wait must last its timeout (EINTR may cut one short).
+    auto t1 = std::chrono::steady_clock::now();
+    long ms = 0;
+    int waits = 0;
+    for (; waits < 5 && ms < 20; ++waits) {
+      loop_->run_once(25);
+      ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t1).count();
+    }
+    ASSERT_GE(ms, 20) << "round " << round << ": the idle loop did not sleep (" << waits << " waits)";
+  }
+}
+
 TEST_P(LoopTest, ManyPostsFewWakeups) {
   std::atomic<int> ran{0};
   const int n = 10000;

@@ -1,5 +1,6 @@
-// io_uring backend: every arm is a one-shot POLL_ADD SQE and the eventfd is read by a READ
-// SQE, so one io_uring_enter per iteration both submits the re-arms and waits.
+// io_uring backend: every arm is a one-shot POLL_ADD SQE and the eventfd is watched by one
+// multishot POLL_ADD (a READ SQE before 5.13), so one io_uring_enter per iteration both
+// submits the re-arms and waits.
 #include <liburing.h>
 #include <poll.h>
 
@@ -102,7 +103,7 @@ class UringLoop final : public EventLoop {
     done_.clear();
     unsigned head, n = 0;
     io_uring_for_each_cqe(&ring_, head, cqe) {
-      done_.push_back({io_uring_cqe_get_data64(cqe), cqe->res});
+      done_.push_back({io_uring_cqe_get_data64(cqe), cqe->res, cqe->flags});
       ++n;
     }
     io_uring_cq_advance(&ring_, n);
@@ -110,7 +111,10 @@ class UringLoop final : public EventLoop {
     for (const Done& d : done_) {
       if (d.ud == LIBURING_UDATA_TIMEOUT) continue;
       switch (ud_kind(d.ud)) {
-        case kWake: arm_wake(); break;
+        case kWake:
+          if (wake_multishot_ && d.res == -EINVAL) wake_multishot_ = false;  // kernel < 5.13
+          if (!wake_multishot_ || !(d.flags & IORING_CQE_F_MORE)) arm_wake();   // it has ended
+          break;
         case kIgnore: break;
         case kPoll: {
           int fd = ud_fd(d.ud);
@@ -139,6 +143,7 @@ class UringLoop final : public EventLoop {
   struct Done {
     uint64_t ud;
     int res;
+    uint32_t flags;
   };
 
   struct io_uring_sqe* get_sqe() {
@@ -157,7 +162,10 @@ class UringLoop final : public EventLoop {
   }
   void arm_wake() {
     struct io_uring_sqe* sqe = get_sqe();
-    io_uring_prep_read(sqe, wake_fd(), &wake_buf_, sizeof wake_buf_, 0);
+    // The multishot poll never reads the eventfd: every post() write wakes it again, and a
+    // counter that only grows (by one per batch) cannot reach its 2^64 - 2 limit.
+    if (wake_multishot_) io_uring_prep_poll_multishot(sqe, wake_fd(), POLLIN);
+    else io_uring_prep_read(sqe, wake_fd(), &wake_buf_, sizeof wake_buf_, 0);
     io_uring_sqe_set_data64(sqe, make_ud(0, 0, kWake));
   }
 
@@ -165,6 +173,7 @@ class UringLoop final : public EventLoop {
   bool ready_ = false;
   uint64_t gen_ = 0;
   uint64_t wake_buf_ = 0;
+  bool wake_multishot_ = true;
   std::unordered_map<int, Entry> fds_;
   std::vector<Done> done_;
 };
