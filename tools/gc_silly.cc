@@ -21,8 +21,9 @@ static int64_t age_of(const struct stat& st, time_t now) {
 GcResult gc_silly(const std::string& path, const GcOptions& opt) {
   GcResult r;
   std::vector<std::string> unreadable;
-  // Pass 1: the old enough candidates.
+  // Pass 1: the old enough candidates, by inode and path.
   std::vector<InodeKey> keys;
+  std::vector<std::string> paths;
   int rv = walk_silly(
       path,
       [&](int, const char*, const std::string& p, const struct stat& st) {
@@ -32,6 +33,7 @@ GcResult gc_silly(const std::string& path, const GcOptions& opt) {
           ++r.kept;
         } else {
           keys.push_back({st.st_dev, st.st_ino});
+          paths.push_back(p);
         }
       },
       &unreadable);
@@ -49,16 +51,23 @@ GcResult gc_silly(const std::string& path, const GcOptions& opt) {
   // One pass over every process's descriptors and mappings for all candidates.
   HolderScan holders = scan_holders(keys, opt.proc.c_str());
 
-  // Pass 2: act on the same inodes, found again relative to their directories.
+  // Pass 2: act on the same inodes under the same names, found again relative to their
+  // directories, and still old: a file silly-renamed since pass 1 is young again, even if
+  // it got the inode number of one that went meanwhile.
   unreadable.clear();
   walk_silly(
       path,
       [&](int dirfd, const char* name, const std::string& p, const struct stat& st) {
-        auto it = std::find(keys.begin(), keys.end(), InodeKey{st.st_dev, st.st_ino});
-        if (it == keys.end()) return;  // young, or new since pass 1
-        pid_t holder = holders.holder[static_cast<size_t>(it - keys.begin())];
-        std::string why = "silly-renamed " + std::to_string(age_of(st, opt.now)) + " s ago";
-        if (holder) {
+        size_t i = 0;
+        while (i < keys.size() && !(keys[i] == InodeKey{st.st_dev, st.st_ino} && paths[i] == p)) ++i;
+        if (i == keys.size()) return;  // young, or new since pass 1
+        const int64_t age = age_of(st, opt.now);
+        pid_t holder = holders.holder[i];
+        std::string why = "silly-renamed " + std::to_string(age) + " s ago";
+        if (age < opt.max_age_s) {
+          report("kept", p, why + ", changed since the scan began, younger than --max-age");
+          ++r.kept;
+        } else if (holder) {
           report("kept", p, "held by process " + std::to_string(holder));
           ++r.kept;
         } else if (!holders.complete) {

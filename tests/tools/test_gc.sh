@@ -96,3 +96,33 @@ exec 7<&-
 "$nfsshim" gc --silly --proc "$tmp/none" "$data" >/dev/null 2>&1
 [[ $? == 2 ]] || fail "unreadable --proc not refused"
 pass "--silly with the real /proc never removes a held file"
+
+# A silly file that changes while the holders are scanned is kept: pass 2 checks the age
+# again. (A new silly rename that got the inode number of one removed meanwhile looks
+# just like it: the same inode, young again.) The scan is held up between the two passes
+# by a FIFO in the fake proc tree, opened by gc for reading as a process's maps.
+mkdir -p "$tmp/renew" "$tmp/proc2/4545/fd"
+renewed=$tmp/renew/.nfs00000000000000ee00000005
+touch "$renewed"
+mkfifo "$tmp/proc2/4545/maps"
+exec 8<>"$tmp/proc2/4545/maps"  # a writer: gc's read waits until this closes
+sleep 2
+"$nfsshim" gc --silly --max-age 1 --proc "$tmp/proc2" "$tmp/renew" >"$tmp/silly" 2>&1 8>&- &
+gc_pid=$!
+for ((i = 0; i < 200; i++)); do  # until gc has the FIFO open: pass 1 is done
+  ls -l "/proc/$gc_pid/fd" 2>/dev/null | grep -qF "$tmp/proc2/4545/maps" && break
+  sleep 0.1
+done
+((i < 200)) || fail "gc never opened the FIFO: $(cat "$tmp/silly")"
+chmod 600 "$renewed"  # a new ctime: young again
+exec 8>&-
+wait "$gc_pid" || fail "gc --silly (renewed): $(cat "$tmp/silly")"
+[[ -e $renewed ]] || fail "a silly file renewed during the scan was removed: $(cat "$tmp/silly")"
+has "kept: $renewed (silly-renamed"
+has "changed since the scan began"
+rm "$renewed"
+touch "$renewed"  # the same run without the change removes it
+sleep 2
+"$nfsshim" gc --silly --max-age 1 --proc "$tmp/proc" "$tmp/renew" >"$tmp/silly" 2>&1 || fail "gc: $(cat "$tmp/silly")"
+[[ ! -e $renewed ]] || fail "an old unheld silly file kept: $(cat "$tmp/silly")"
+pass "--silly keeps a silly file that became young again during the holder scan"
