@@ -506,7 +506,7 @@ TEST_F(EngineTest, MkdirSymlinkLinkReSentAfterALostReplyAreDone) {
 }
 
 // Work for run_while_dropping: O_EXCL creates of new names, each checked (a regular file,
-// mode 0640), until stopped or one fails (*ERRORS); *MADE counts them.
+// mode 0640), until stopped or one fails (*ERRORS); *MADE counts those that succeeded.
 std::function<void(int, const std::atomic<bool>&)> exclusive_creates(Engine& e, const Fh& dir,
                                                                      std::atomic<int>* errors,
                                                                      std::atomic<int>* made) {
@@ -520,10 +520,20 @@ std::function<void(int, const std::atomic<bool>&)> exclusive_creates(Engine& e, 
       if (rv != 0) {
         std::fprintf(stderr, "%s: %s\n", n.c_str(), std::strerror(-rv));
         ++*errors;
+      } else {
+        ++*made;
       }
-      ++*made;
     }
   };
+}
+
+// Every create that succeeded left its file: names in DIR starting with 'x'.
+int files_left(Engine& e, const Fh& dir) {
+  std::vector<DirEntry> ents;
+  if (e.readdirplus(e.default_cred(), dir, &ents) != 0) return -1;
+  int n = 0;
+  for (const DirEntry& d : ents) n += d.name[0] == 'x';
+  return n;
 }
 
 // O_EXCL creates (EXCLUSIVE with a verifier) re-sent after a lost reply: the re-send finds
@@ -541,6 +551,7 @@ TEST_F(EngineTest, ExclusiveCreatesReSentAfterALostReplyAreDone) {
               static_cast<unsigned long long>(s.resent_exist));
   EXPECT_EQ(errors.load(), 0);
   EXPECT_GE(s.retries, 40u) << "fewer than 40 re-sent CREATEs in 30 s";
+  EXPECT_EQ(files_left(*e, dir_), made.load()) << "a create that succeeded left no file";
 }
 
 // A server that dies between making an O_EXCL file and storing the verifier in its times
@@ -593,6 +604,7 @@ TEST_F(EngineTest, ExclusiveCreatesReSentToAServerThatLostTheVerifierAreDone) {
               static_cast<unsigned long long>(s.resent_exist));
   EXPECT_EQ(errors.load(), 0);
   EXPECT_GE(s.resent_exist, 3u) << "fewer than 3 re-sent creates met a file without their verifier in 30 s";
+  EXPECT_EQ(files_left(*e, dir_), made.load()) << "a create that succeeded left no file";
 }
 
 // Many small concurrent requests from many threads: the slot limit holds them back
