@@ -45,6 +45,10 @@ TEST(Holders, FindsOurOwnDescriptor) {
   char tmpl[] = "/tmp/nfsshim-holders.XXXXXX";
   int fd = ::mkstemp(tmpl);
   ASSERT_GE(fd, 0);
+  struct Unlink {
+    const char* path;
+    ~Unlink() { ::unlink(path); }
+  } unlink_at_exit{tmpl};  // also when an ASSERT below returns early
   struct stat st;
   ASSERT_EQ(::fstat(fd, &st), 0);
   // The name stays until the last scan: a freed inode number can be given at once to
@@ -56,7 +60,6 @@ TEST(Holders, FindsOurOwnDescriptor) {
   EXPECT_EQ(h.holder[1], 0);
   ::close(fd);
   h = scan_holders({held});
-  ::unlink(tmpl);
   EXPECT_EQ(h.holder[0], 0) << "closed, nobody holds it";
 }
 
