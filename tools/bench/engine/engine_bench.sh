@@ -24,8 +24,9 @@ work=$(mktemp -d /tmp/nfsshim-engine-bench.XXXXXX)
 shm_dst=/dev/shm/nfsshim-engine-bench.$$
 if [ "$export_on" = ram ]; then export_dir=$(mktemp -d /dev/shm/nfsshim-engine-bench-export.XXXXXX)
 else export_dir=$work/export; fi
-cleanup() { ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"; rm -f "$shm_dst"; }
+cleanup() { ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"; rm -f "$shm_dst" "$shm_dst.warm"; bench_tracefs_down; }
 trap cleanup EXIT
+bench_tracefs_up
 GLIBC_TUNABLES=$server_tunables ganesha_start "$work/state" "$export_dir" $port $mnt VFS
 # The server's CPU per GiB beside the client's: on this loopback test bed both share the
 # machine's CPUs, so their sum bounds the speed of every client (summary.awk: "ceiling").
@@ -40,16 +41,30 @@ head -c "$((size << 20))" /dev/zero > "$work/src.dat"
 out=$work/results.txt
 : > "$out"
 
+# Memory the kernel has not used for a while costs several times more to fill: on a VM
+# whose balloon reports free pages (virtio free page reporting, as on our machines) the
+# host takes them back about 2 s after they are freed and faults them in again on the next
+# touch. Measured here: 2 GiB written into tmpfs took 5.3-5.6 s in fresh memory, 0.8-1.2 s
+# right after 2 GiB were freed, 2.9 s 15 s after; ganesha's CPU per GiB written swung
+# 0.8-4.3 s unwarmed and 0.7-1.4 s warmed. Every contender's writes fill new pages (the
+# server's tmpfs export, nfs-cp's tmpfs target when it reads), so each one gets memory
+# just freed, SIZE MiB plus a tenth: the same start for all, whatever ran before.
+warm_memory() {
+  dd if=/dev/zero of="$shm_dst.warm" bs=1M count=$((size + size / 10 + 1)) status=none
+  rm -f "$shm_dst.warm"
+}
+
 nfscp() {  # nfscp write|read -> "phase=nfscp_write MiBps=.. cpu_s_per_GiB=.. peak_rss_MiB=.."
   local dir=$1 t s0  # s0: the server's CPU seconds before
   sync
+  if [ "$dir" = write ]; then rm -f "$export_dir/nfscp.dat"; fi  # nfs-cp does not overwrite
+  rm -f "$shm_dst"
+  warm_memory
   s0=$(srv_cpu)
   if [ "$dir" = write ]; then
-    rm -f "$export_dir/nfscp.dat"  # nfs-cp does not overwrite
     t=$( { /usr/bin/time -f "%e %U %S %M" nfs-cp "$work/src.dat" "$(libnfs_url nfscp.dat)" >/dev/null; } 2>&1 | tail -1)
   else
     # nfs-cp cannot write to /dev/null (it creates its target): a tmpfs file costs the least.
-    rm -f "$shm_dst"
     t=$( { /usr/bin/time -f "%e %U %S %M" nfs-cp "$(libnfs_url nfscp.dat)" "$shm_dst" >/dev/null; } 2>&1 | tail -1)
     rm -f "$shm_dst"
   fi
@@ -63,6 +78,7 @@ for rep in $(seq "$reps"); do
   for n in 1 2 4 8; do
     for io in uring epoll; do
       for u in "$url" "$url41"; do
+        warm_memory
         "$bench" "$u&nconnect=$n&io=$io" --size "$size" --rand-ops 20000 --server-pid "$srv_pid" | sed "s/^/rep=$rep /" | tee -a "$out"
       done
     done
@@ -84,6 +100,7 @@ if [ -x "$shim" ]; then
       "$shim" "$u&nconnect=$1&io=$2" "$mnt" -f -o log=file:"$work/shim.log" &
       spid=$!
       for i in $(seq 100); do grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break; sleep 0.05; done
+      warm_memory
       t0=$(date +%s.%N)
       dd if=/dev/zero of="$mnt/fuse.dat" bs=1M count="$size" conv=fsync status=none
       t1=$(date +%s.%N)

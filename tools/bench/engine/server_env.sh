@@ -16,6 +16,18 @@ case $server_malloc in
   *) echo "ENGINE_BENCH_SERVER_MALLOC must be tuned or default, got '$server_malloc'" >&2; exit 2 ;;
 esac
 
+# engine_bench counts syscalls with the tracepoint raw_syscalls:sys_enter, whose id it reads
+# from tracefs: mounted here if the machine has not (a fresh VM often has not; then the
+# counts read n/a), and unmounted again by bench_tracefs_down.
+tracefs_ours=
+bench_tracefs_up() {
+  if [ ! -e /sys/kernel/tracing/events ] && [ ! -e /sys/kernel/debug/tracing/events ]; then
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && tracefs_ours=1 ||
+      echo "cannot mount tracefs on /sys/kernel/tracing: syscall counts will read n/a" >&2
+  fi
+}
+bench_tracefs_down() { if [ -n "$tracefs_ours" ]; then umount /sys/kernel/tracing || true; fi; }
+
 # bench_ganesha_up NAME: the private nfs-ganesha of paired.sh and instr_per_op.sh on
 # 127.0.0.1:24249 (MOUNT 24248), dirs /tmp/nfsshim-NAME.*, export as chosen above, stopped
 # with its dirs removed on exit. Sets port, mnt, work, export_dir. Needs
@@ -32,6 +44,7 @@ bench_ganesha_up() {
   work=$(mktemp -d "/tmp/nfsshim-$1.XXXXXX")
   if [ "$export_on" = ram ]; then export_dir=$(mktemp -d "/dev/shm/nfsshim-$1-export.XXXXXX")
   else export_dir=$work/export; fi
-  trap 'ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"' EXIT
+  trap 'ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"; bench_tracefs_down' EXIT
+  bench_tracefs_up
   GLIBC_TUNABLES=$server_tunables ganesha_start "$work/state" "$export_dir" $port $mnt VFS
 }
