@@ -57,14 +57,28 @@ for i in \$(seq 100); do [ -S /run/rpcbind.sock ] && break; sleep 0.05; done
 exec ganesha.nfsd -F -f "$conf" -L "$state/ganesha.log" -p "$state/ganesha.pidfile" -N NIV_EVENT
 INNER
   chmod +x "$state/inner.sh"
+  # A server still on PORT (one being stopped, another lab's) would answer the readiness
+  # probe below while ours fails to bind and exits: a test would then run against the old
+  # one, or hang on a hard mount once it is gone. Wait for the port to be free, and count
+  # only a listener that is ours as ready.
+  local i holder=
+  for i in $(seq 100); do
+    holder=$(ss -Hltnp "sport = :$port" 2>/dev/null) || holder=
+    [ -z "$holder" ] && break
+    sleep 0.1
+  done
+  if [ -n "$holder" ]; then
+    echo "ganesha: port $port is still in use after 10 s, not starting: $holder" >&2
+    return 1
+  fi
   : > "$state/ganesha.log"
   unshare --mount --propagation private "$state/inner.sh" </dev/null >"$state/ganesha.stdout" 2>&1 &
   GANESHA_PID=$!
   echo "$GANESHA_PID" > "$state/ganesha.pid"
-  local i
   for i in $(seq 300); do
     if ! kill -0 "$GANESHA_PID" 2>/dev/null; then break; fi
-    if bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then return 0; fi
+    if ss -Hltnp "sport = :$port" 2>/dev/null | grep -q "pid=$GANESHA_PID," &&
+      bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then return 0; fi
     sleep 0.05
   done
   echo "ganesha did not come up on 127.0.0.1:$port; log:" >&2
@@ -82,6 +96,7 @@ ganesha_stop() {
     kill "$pid" 2>/dev/null || true
     for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
+    for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done  # its port freed
     rm -f "$state/$f"
   done
 }
