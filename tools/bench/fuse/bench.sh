@@ -17,6 +17,8 @@
 # Needs root, bindfs, fusermount3, g++. NFSSHIM_BUILD: build dir (default /work/main/build).
 # BENCH_SHIM_OPTS: extra nfsshim-fuse arguments (e.g. "-s" or "-o max_threads=4").
 # BENCH_DIR: where to work (default: a temp dir under /var/tmp, on the disk).
+# BENCH_WARM (default 1; 0: off): before each write and each cold read, every path gets
+# just-freed memory (warm, below), so what ran before does not decide how dear new pages are.
 set -eu
 [ -n "${NFSSHIM_BENCH_NS:-}" ] || exec env NFSSHIM_BENCH_NS=1 unshare -m --propagation private "$0" "$@"
 SIZE=${1:-1024}
@@ -27,6 +29,8 @@ BUILD=${NFSSHIM_BUILD:-/work/main/build}
 SHIM=$BUILD/fusefs/nfsshim-fuse
 here=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/nfsshim-bench.XXXXXX")
+warm_file=/dev/shm/nfsshim-bench-warm.$$
+case ${BENCH_WARM:-1} in 0 | 1) ;; *) echo "bench: BENCH_WARM must be 0 or 1, got '$BENCH_WARM'" >&2; exit 2 ;; esac
 shim_pid= bind_pid=
 cleanup() {
   fusermount3 -u -z "$T/shim" 2>/dev/null || true
@@ -34,6 +38,7 @@ cleanup() {
   for p in $shim_pid $bind_pid; do kill "$p" 2>/dev/null || true; done
   umount -l "$T/back/meta" 2>/dev/null || true
   rm -rf "$T"
+  rm -f "$warm_file"
 }
 trap cleanup EXIT
 [ -x "$SHIM" ] || { echo "bench: $SHIM not built" >&2; exit 2; }
@@ -54,6 +59,18 @@ cpu() {  # PID -> utime+stime in clock ticks
 }
 pid_of() { case $1 in shim) echo "$shim_pid" ;; bindfs) echo "$bind_pid" ;; *) echo "" ;; esac; }
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+# Memory the kernel has not used for a while costs several times more to fill: on a VM
+# whose balloon reports free pages (virtio free page reporting, as on our machines) the
+# host takes them back about 2 s after they are freed and faults them in again on the
+# next touch (2 GiB written into tmpfs: 5.3-5.6 s in fresh memory, 0.8-1.2 s right after
+# 2 GiB were freed). A write or cold read fills SIZE MiB of page cache directly and twice
+# that through a FUSE mount (its own pages and the backing file's), so each one first
+# gets 2 x SIZE MiB plus a tenth of memory just freed: the same start for every path.
+warm() {
+  [ "${BENCH_WARM:-1}" = 0 ] && return 0
+  dd if=/dev/zero of="$warm_file" bs=1M count=$((SIZE * 2 + SIZE / 5 + 1)) status=none
+  rm -f "$warm_file"
+}
 declare -A R IO
 hz=$(getconf CLK_TCK)
 cpu_shim=0 cpu_bind=0
@@ -63,8 +80,10 @@ for ((r = 0; r < IO_ROUNDS; r++)); do
     name=${dirs[i]} d=${dirs[i + 1]} pid=$(pid_of "${dirs[i]}")
     c0=$([ -n "$pid" ] && cpu "$pid" || echo 0)
     drop
+    warm
     IO[$name.write]+="$($B seqwrite "$d/big" "$SIZE") "
     drop
+    warm
     IO[$name.read]+="$($B seqread "$d/big") "
     c1=$([ -n "$pid" ] && cpu "$pid" || echo 0)
     case $name in shim) cpu_shim=$((cpu_shim + c1 - c0)) ;; bindfs) cpu_bind=$((cpu_bind + c1 - c0)) ;; esac
@@ -97,8 +116,9 @@ ratio_range() {
          END { printf "%.2f-%.2f", lo, hi }'
 }
 
-printf '\nnfsshim-fuse benchmark: %d MiB file (median of %d rounds), %d files (median of %d rounds), %s, %s\n' \
-  "$SIZE" "$IO_ROUNDS" "$FILES" "$ROUNDS" "$(uname -r)" "${BENCH_SHIM_OPTS:-default options}"
+printf '\nnfsshim-fuse benchmark: %d MiB file (median of %d rounds), %d files (median of %d rounds), %s, %s, memory warmed: %s\n' \
+  "$SIZE" "$IO_ROUNDS" "$FILES" "$ROUNDS" "$(uname -r)" "${BENCH_SHIM_OPTS:-default options}" \
+  "$([ "${BENCH_WARM:-1}" = 0 ] && echo no || echo yes)"
 printf '%-22s %12s %12s %12s %10s %10s\n' test direct nfsshim-fuse bindfs shim/direct shim/bindfs
 row() {  # LABEL KEY AMOUNT UNIT: rate = AMOUNT / seconds
   local dr sr br
