@@ -391,12 +391,12 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
                  return new_object(r->CREATE3res_u.resok, &fh, attr);
                },
                &resent);
-  if (rv == -EEXIST && exclusive && resent) {
+  if (exclusive) {
     // A server that died between making the file and storing the verifier (ganesha's
     // FSAL_VFS does them in turn) answers the re-send EEXIST. An empty regular file of the
     // caller's own there is taken as ours: only another create of the same name by the
     // same user, between our first send and the re-send, could be mistaken for it.
-    rv = exist_after_resend(c, "CREATE", dir, name,
+    rv = exist_after_resend(c, rv, resent, "CREATE", dir, name,
                             [&](const Fh&, const Attr& a) { return a.lost_exclusive_create_of(c.uid); },
                             &fh, attr);
   }
@@ -414,15 +414,18 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
   return rv;
 }
 
-int Engine::exist_after_resend(const Cred& c, const char* what, const Fh& dir, const std::string& name,
+int Engine::exist_after_resend(const Cred& c, int rv, bool resent, const char* what, const Fh& dir,
+                               const std::string& name,
                                const std::function<bool(const Fh&, const Attr&)>& made, Fh* out,
                                Attr* attr) {
+  if ((rv != -EEXIST && rv != -ESTALE) || !resent) return rv;
   Fh fh;
   Attr a;
-  if (lookup(c, dir, name, &fh, &a) != 0 || !made(fh, a)) return -EEXIST;
-  SHIM_LOG_INFO("{} of '{}' re-sent after a lost connection answered EEXIST: the first send made it",
-                what, name);
+  if (lookup(c, dir, name, &fh, &a) != 0 || !made(fh, a)) return rv;
+  SHIM_LOG_INFO("{} of '{}' re-sent after a lost connection answered {}: the first send made it", what,
+                name, rv == -EEXIST ? "EEXIST" : "ESTALE");
   resent_exist_.fetch_add(1);
+  if (rv == -ESTALE) resent_stale_.fetch_add(1);
   if (out) *out = fh;
   if (attr) *attr = a;
   return 0;
@@ -444,8 +447,7 @@ int Engine::mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_
                return new_object(r->MKDIR3res_u.resok, out, attr);
              },
              &resent);
-  if (rv != -EEXIST || !resent) return rv;
-  return exist_after_resend(c, "MKDIR", dir, name,
+  return exist_after_resend(c, rv, resent, "MKDIR", dir, name,
                             [](const Fh&, const Attr& a) { return a.type == NF3DIR; }, out, attr);
 }
 
@@ -467,8 +469,7 @@ int Engine::symlink(const Cred& c, const Fh& dir, const std::string& name, const
                return new_object(r->SYMLINK3res_u.resok, out, attr);
              },
              &resent);
-  if (rv != -EEXIST || !resent) return rv;
-  return exist_after_resend(c, "SYMLINK", dir, name,
+  return exist_after_resend(c, rv, resent, "SYMLINK", dir, name,
                             [&](const Fh& fh, const Attr& a) {
                               std::string t;
                               return a.type == NF3LNK && readlink(c, fh, &t) == 0 && t == target;
@@ -501,19 +502,22 @@ int Engine::link(const Cred& c, const Fh& fh, const Fh& dir, const std::string& 
                  return rpc_nfs3_link_async(rpc, cb, &a, priv);
                },
                [&](void* res) { return nfs3_errno(static_cast<LINK3res*>(res)->status); }, &resent);
-  if (rv != -EEXIST || !resent) return rv;
+  if ((rv != -EEXIST && rv != -ESTALE) || !resent) return rv;
   Attr src;
   if (getattr(c, fh, &src) != 0) return rv;
-  return exist_after_resend(c, "LINK", dir, name,
+  return exist_after_resend(c, rv, resent, "LINK", dir, name,
                             [&](const Fh&, const Attr& a) { return a.fileid == src.fileid && a.fsid == src.fsid; },
                             nullptr, nullptr);
 }
 
-int Engine::resent_noent(int rv, bool resent, const char* what, const std::string& name) {
-  if (rv != -ENOENT || !resent) return rv;
-  SHIM_LOG_INFO("{} of '{}' re-sent after a lost connection answered ENOENT: the first send did it",
-                what, name);
+int Engine::resent_noent(const Cred& c, int rv, bool resent, const char* what, const Fh& dir,
+                         const std::string& name) {
+  if ((rv != -ENOENT && rv != -ESTALE) || !resent) return rv;
+  if (rv == -ESTALE && lookup(c, dir, name, nullptr, nullptr) != -ENOENT) return rv;
+  SHIM_LOG_INFO("{} of '{}' re-sent after a lost connection answered {}: the first send did it", what,
+                name, rv == -ENOENT ? "ENOENT" : "ESTALE");
   resent_done_.fetch_add(1);
+  if (rv == -ESTALE) resent_stale_.fetch_add(1);
   return 0;
 }
 
@@ -526,7 +530,7 @@ int Engine::remove(const Cred& c, const Fh& dir, const std::string& name) {
                  return rpc_nfs3_remove_async(rpc, cb, &a, priv);
                },
                [&](void* res) { return nfs3_errno(static_cast<REMOVE3res*>(res)->status); }, &resent);
-  return resent_noent(rv, resent, "REMOVE", name);
+  return resent_noent(c, rv, resent, "REMOVE", dir, name);
 }
 
 int Engine::rmdir(const Cred& c, const Fh& dir, const std::string& name) {
@@ -538,7 +542,7 @@ int Engine::rmdir(const Cred& c, const Fh& dir, const std::string& name) {
                  return rpc_nfs3_rmdir_async(rpc, cb, &a, priv);
                },
                [&](void* res) { return nfs3_errno(static_cast<RMDIR3res*>(res)->status); }, &resent);
-  return resent_noent(rv, resent, "RMDIR", name);
+  return resent_noent(c, rv, resent, "RMDIR", dir, name);
 }
 
 int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
@@ -554,8 +558,8 @@ int Engine::rename(const Cred& c, const Fh& from_dir, const std::string& from, c
                [&](void* res) { return nfs3_errno(static_cast<RENAME3res*>(res)->status); }, &resent);
   // Re-sent after a lost reply (ganesha's reply cache is per connection): the source is
   // gone because the first send moved it (a graveyard bury too), if TO is there now.
-  if (rv == -ENOENT && resent && lookup(c, to_dir, to, nullptr, nullptr) != 0) return rv;
-  return resent_noent(rv, resent, "RENAME", from);
+  if ((rv == -ENOENT || rv == -ESTALE) && resent && lookup(c, to_dir, to, nullptr, nullptr) != 0) return rv;
+  return resent_noent(c, rv, resent, "RENAME", from_dir, from);
 }
 
 int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {

@@ -88,7 +88,8 @@ struct EngineStats {
   uint64_t reconnects = 0;    // connections re-established
   uint64_t timeouts = 0;      // requests that passed timeo
   uint64_t jukebox = 0;       // NFS3ERR_JUKEBOX answers waited out and asked again
-  uint64_t resent_done = 0;   // re-sent REMOVE/RMDIR/RENAME answered ENOENT: done by the first send
+  uint64_t resent_done = 0;   // re-sent REMOVE/RMDIR/RENAME answered ENOENT or ESTALE: done by the first send
+  uint64_t resent_stale = 0;  // of those (and of resent_exist), answered ESTALE: raced their first send
   uint64_t resent_exist = 0;  // re-sent MKDIR/SYMLINK/LINK answered EEXIST for what its first send made
   uint64_t loop_syscalls = 0; // syscalls made by the event loops themselves
   uint64_t loop_iterations = 0;
@@ -149,6 +150,10 @@ class Engine {
   int rmdir(const Cred& c, const Fh& dir, const std::string& name);
   int rename(const Cred& c, const Fh& from_dir, const std::string& from, const Fh& to_dir,
              const std::string& to);
+  // Test hook: the next non-idempotent call goes to the server twice at once, as a lost
+  // connection can make it (the first send still running when the re-send arrives): a twin
+  // whose reply is dropped, then the call, which counts as re-sent.
+  void send_next_twice_for_test() { twice_next_.store(true); }
   // The whole directory (READDIRPLUS until eof), "." and ".." included as the server sends them.
   int readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out);
   int fsstat(const Cred& c, const Fh& fh, FsStat* out);
@@ -174,14 +179,19 @@ class Engine {
   int run(const Cred& c, const char* what, size_t bytes, bool idempotent,
           const std::function<int(rpc_context*, void (*)(rpc_context*, int, void*, void*), void*)>& issue,
           const std::function<int(void*)>& on_reply, bool* resent = nullptr);
-  // RV of a REMOVE/RMDIR/RENAME of NAME: -ENOENT from a re-sent call (RESENT) is its first
-  // send's success: 0.
-  int resent_noent(int rv, bool resent, const char* what, const std::string& name);
-  // A MKDIR/SYMLINK/LINK re-sent after a lost reply answers EEXIST when its first send made
-  // NAME. MADE says whether what NAME is now is that (a directory; a symlink to the same
-  // target; the same file): then 0 (OUT and ATTR filled), else the -EEXIST.
-  int exist_after_resend(const Cred& c, const char* what, const Fh& dir, const std::string& name,
-                         const std::function<bool(const Fh&, const Attr&)>& made, Fh* out, Attr* attr);
+  // RV of a REMOVE/RMDIR/RENAME of NAME in DIR: from a re-sent call (RESENT), -ENOENT is its
+  // first send's success: 0. So is -ESTALE when NAME is now gone from DIR: ganesha answers a
+  // re-send that reaches it while the first send is still being carried out (the connection
+  // died under it) ESTALE, having found NAME in its cache and its object removed.
+  int resent_noent(const Cred& c, int rv, bool resent, const char* what, const Fh& dir,
+                   const std::string& name);
+  // RV of a MKDIR/SYMLINK/LINK/O_EXCL CREATE of NAME: re-sent after a lost reply (RESENT) it
+  // answers EEXIST (or ESTALE, racing the first send) when its first send made NAME. MADE
+  // says whether what NAME is now is that (a directory; a symlink to the same target; the
+  // same file; an empty file of the caller's): then 0 (OUT and ATTR filled), else RV.
+  int exist_after_resend(const Cred& c, int rv, bool resent, const char* what, const Fh& dir,
+                         const std::string& name, const std::function<bool(const Fh&, const Attr&)>& made,
+                         Fh* out, Attr* attr);
   // NFS3ERR_JUKEBOX: pauses (backoff) before the call is asked again; false when a soft
   // mount's time is up (the caller returns -EIO).
   struct Jukebox {
@@ -218,7 +228,8 @@ class Engine {
   int slots_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0}, resent_done_{0},
-      resent_exist_{0};
+      resent_exist_{0}, resent_stale_{0};
+  std::atomic<bool> twice_next_{false};  // send_next_twice_for_test
 };
 
 // UNSTABLE writes of one file with COMMIT on demand (fsync/close) or when the retained data
