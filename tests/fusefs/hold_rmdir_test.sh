@@ -12,13 +12,13 @@ cp "$T/expected" "$M/part/seg.log"
 cp "$T/expected" "$M/part/seg.index"
 mkfifo "$T/go" "$T/done"
 # Holder: its own process; opens the file, waits for the delete, then reads it all.
-python3 - "$M/part/seg.log" "$M/part/seg.index" "$T/go" "$T/done" "$T/held.out" "$T/mapped.out" <<'PY' &
-import mmap, os, sys
-log, idx, go, done, out, mout = sys.argv[1:]
+python3 - "$M/part/seg.log" "$M/part/seg.index" "$T/go" "$T/done" "$T/held.out" "$T/mapped.out" "$(dirname "$0")" <<'PY' &
+import os, sys
+log, idx, go, done, out, mout, here = sys.argv[1:]
+sys.path.insert(0, here)
+from rawmap import Mapping
 fd = os.open(log, os.O_RDONLY)
-mfd = os.open(idx, os.O_RDONLY)
-m = mmap.mmap(mfd, 0, prot=mmap.PROT_READ)
-os.close(mfd)                  # only the mapping holds the index now
+m = Mapping(idx)               # only the mapping holds the index now
 open(done, "w").write("ready\n")
 open(go).read()                # wait until the deleter is done
 with open(out, "wb") as f:
@@ -27,7 +27,7 @@ with open(out, "wb") as f:
         b = os.read(fd, 1 << 16)
         if not b: break
         f.write(b)
-open(mout, "wb").write(m[:])
+open(mout, "wb").write(m.read())
 m.close()
 os.close(fd)
 PY
