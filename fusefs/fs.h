@@ -78,8 +78,9 @@ void set_timeouts(const Fs& fs, fuse_entry_param* e);
 void open_ref(Inode& inode);
 // One open file of INODE is gone: at the last one a buried inode's entry is removed.
 void release_ref(Fs& fs, Inode& inode);
-// If removing DIRFD/NAME (the name of INODE) now would hurt (the file is open, or we hold
-// its dentry on NFS), moves it into the graveyard instead: returns 1 and the name is gone.
+// If removing DIRFD/NAME (the name of INODE) now would hurt (the file is open, we hold its
+// dentry on NFS, or a passthrough mapping may hold it), moves it into the graveyard instead:
+// returns 1 and the name is gone.
 // Returns 0 if the caller should remove the name itself, or -errno.
 int bury(Fs& fs, Inode& inode, int dirfd, const char* name);
 // Undoes bury (the rename that followed it failed): puts the entry back at DIRFD/NAME.

@@ -17,5 +17,6 @@
 // copy_file_range arrived in libfuse 3.4, lseek in 3.8.
 #define NFSSHIM_HAVE_COPY_FILE_RANGE (NFSSHIM_LIBFUSE_VERSION >= 304)
 #define NFSSHIM_HAVE_LSEEK (NFSSHIM_LIBFUSE_VERSION >= 308)
-// Kernel passthrough (FUSE_PASSTHROUGH, backing ids) needs libfuse 3.17 and Linux 6.9.
-#define NFSSHIM_HAVE_PASSTHROUGH (NFSSHIM_LIBFUSE_VERSION >= 317)
+// Kernel passthrough (FUSE_PASSTHROUGH, Linux 6.9) through our own io on /dev/fuse, which
+// needs fuse_session_custom_io (libfuse 3.14; passthrough.h).
+#define NFSSHIM_HAVE_PASSTHROUGH (NFSSHIM_LIBFUSE_VERSION >= 314)

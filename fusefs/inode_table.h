@@ -4,7 +4,7 @@
 //
 // Locks (take in this order, never both at once in this code):
 //   InodeTable::mu_   inode_table_mu_0: slots, free list, key map, nlookup
-//   Inode::mu         inode_mu_1: nopen, grave_entry
+//   Inode::mu         inode_mu_1: nopen, grave_entry, the passthrough counts
 #pragma once
 
 #include "fuse_api.h"
@@ -52,6 +52,14 @@ struct Inode {
   std::mutex mu;                // inode_mu_1
   uint64_t nopen = 0;           // open files (create/open minus release)
   std::string grave_entry;      // graveyard entry holding the data, while unlinked-but-open
+  // Kernel passthrough (passthrough.h): the open files go either all through backing id
+  // BACKING_ID or all through the page cache, never both at once.
+  int backing_id = 0;
+  uint64_t passthrough_opens = 0;
+  uint64_t cached_opens = 0;
+  // Once opened through passthrough, a mapping may hold the backing file after the release
+  // (the kernel maps the backing file itself): its unlinks always go through the graveyard.
+  bool passthrough_seen = false;
 };
 
 class InodeTable {

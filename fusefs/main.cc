@@ -33,6 +33,7 @@
 #include "nfsshim/sys.h"
 #include "ops_table.h"
 #include "options.h"
+#include "passthrough.h"
 
 extern char** environ;
 
@@ -263,14 +264,22 @@ int run(int argc, char** argv) {
     fuse_remove_signal_handlers(se);
     return fail("cannot mount on '" + fs.opts.mountpoint + "' (see the message above)");
   }
+  // Passthrough is asked for in the INIT reply: our io must be in place before INIT is read.
+  if (fs.opts.passthrough) {
+    std::string pt_why;
+    if (fs.opts.writeback)
+      SHIM_LOG_WARN("passthrough: off, the kernel allows none with the writeback cache");
+    else if (!passthrough::install(se, &pt_why))
+      SHIM_LOG_WARN("passthrough: off, {}", pt_why);
+  }
   // INIT comes first and its reply resets the readahead: serve it, then raise the readahead.
   if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");
   set_read_ahead(fs.opts);
   SHIM_LOG_INFO("mounted {} on {} ({}; entry_timeout {}s, attr_timeout {}s, keep_cache {}, "
-                "writeback {})",
+                "writeback {}, passthrough {})",
                 fs.opts.source, fs.opts.mountpoint, fs.backing_nfs ? "NFS" : "not NFS",
                 fs.opts.entry_timeout, fs.opts.attr_timeout, fs.opts.keep_cache ? "on" : "off",
-                fs.opts.writeback ? "on" : "off");
+                fs.opts.writeback ? "on" : "off", passthrough::active() ? "on" : "off");
 
   // The mount exists now: detach (the parent exits 0 once the child is ready).
   if (fuse_daemonize(fs.opts.foreground) != 0) {

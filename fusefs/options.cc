@@ -26,6 +26,7 @@ struct RawOptions {
   double negative_timeout;
   int keep_cache;
   int writeback;
+  int passthrough;
   int nosplice;
   int noallow_other;
   unsigned max_threads;
@@ -57,6 +58,8 @@ const struct fuse_opt kSpec[] = {
     RAW_OPT("nokeep_cache", keep_cache, 0),
     RAW_OPT("writeback", writeback, 1),
     RAW_OPT("nowriteback", writeback, 0),
+    RAW_OPT("passthrough", passthrough, 1),
+    RAW_OPT("nopassthrough", passthrough, 0),
     RAW_OPT("splice", nosplice, 0),
     RAW_OPT("nosplice", nosplice, 1),
     // allow_other is our default; both words are ours (the last one wins, as for the
@@ -140,6 +143,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   raw.negative_timeout = opts->negative_timeout;
   raw.keep_cache = opts->keep_cache;
   raw.writeback = opts->writeback;
+  raw.passthrough = opts->passthrough;
   raw.nosplice = !opts->splice;
   raw.noallow_other = !opts->allow_other;
   raw.max_threads = opts->max_threads;
@@ -168,6 +172,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   opts->negative_timeout = raw.negative_timeout;
   opts->keep_cache = raw.keep_cache != 0;
   opts->writeback = raw.writeback != 0;
+  opts->passthrough = raw.passthrough != 0;
   opts->splice = raw.nosplice == 0;
   opts->allow_other = raw.noallow_other == 0;
   opts->max_threads = raw.max_threads;
@@ -247,6 +252,8 @@ void print_usage(const char* prog) {
       "    -o negative_timeout=SECS  cache of missing names (default 0)\n"
       "    -o keep_cache             keep file data cached across opens (default off)\n"
       "    -o writeback              kernel writeback cache (default off)\n"
+      "    -o passthrough            reads and writes of open files bypass the daemon where the\n"
+      "                              kernel offers it (Linux 6.9, daemon as root; default off)\n"
       "    -o nosplice               no splice for data (default: splice)\n"
       "    -o noallow_other          only the mounting user sees the mount\n"
       "    -o max_threads=N          worker threads (default 10)\n"

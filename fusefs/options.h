@@ -27,6 +27,9 @@ struct Options {
   double negative_timeout = 0.0;
   bool keep_cache = false;  // keep page cache across opens (only if nobody else writes)
   bool writeback = false;   // kernel writeback cache (writes reach SOURCE later; off for NFS)
+  // Kernel passthrough (passthrough.h): data I/O of open files bypasses the daemon where the
+  // kernel offers it (Linux 6.9) and the daemon runs as root; not with writeback.
+  bool passthrough = false;
 
   bool splice = true;        // splice for reads and writes
   bool allow_other = true;   // every process on the host sees the mount (the point of it)

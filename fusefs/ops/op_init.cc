@@ -2,6 +2,7 @@
 #include "fs.h"
 #include "nfsshim/log.h"
 #include "ops/ops.h"
+#include "passthrough.h"
 
 namespace nfsshim::fuse::ops {
 
@@ -30,13 +31,15 @@ void init(void* userdata, fuse_conn_info* conn) {
                 conn->proto_major, conn->proto_minor, conn->max_write, conn->max_readahead,
                 (conn->want & FUSE_CAP_SPLICE_READ) ? "on" : "off",
                 (conn->want & FUSE_CAP_WRITEBACK_CACHE) ? "on" : "off");
-#if NFSSHIM_HAVE_PASSTHROUGH
-  SHIM_LOG_INFO("kernel passthrough: not used yet (classic path)");
-#else
-  SHIM_LOG_INFO("kernel passthrough: not available (built against libfuse {}.{}, needs 3.17 "
-                "and Linux 6.9); using the classic path",
-                NFSSHIM_LIBFUSE_VERSION / 100, NFSSHIM_LIBFUSE_VERSION % 100);
-#endif
+  // Our io read this INIT request already; its reply asks for passthrough if offered.
+  if (!fs.opts.passthrough)
+    SHIM_LOG_INFO("kernel passthrough: not asked for (-o passthrough); classic path");
+  else if (passthrough::kernel_offers())
+    SHIM_LOG_INFO("kernel passthrough: on (data I/O of open files bypasses the daemon)");
+  else
+    SHIM_LOG_WARN("kernel passthrough: {}; classic path",
+                  NFSSHIM_HAVE_PASSTHROUGH ? "the kernel does not offer it (needs Linux 6.9)"
+                                           : "not built (needs libfuse 3.14)");
 }
 
 }  // namespace nfsshim::fuse::ops

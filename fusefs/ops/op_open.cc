@@ -2,8 +2,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstring>
+
 #include "fs.h"
+#include "nfsshim/log.h"
 #include "ops/ops.h"
+#include "passthrough.h"
 
 namespace nfsshim::fuse::ops {
 
@@ -30,6 +35,54 @@ static void set_open_flags(const Fs& fs, const Inode& inode, fuse_file_info* fi)
 #endif
 }
 
+// Which way the open of INODE through backing descriptor FD goes: a backing id
+// (passthrough), or 0 (page cache); counted until its release (end_open). The kernel
+// refuses an inode open both ways at once, and two backing ids for one inode.
+static int begin_open(Inode& inode, int fd) {
+  if (!passthrough::active() || !S_ISREG(inode.type)) return 0;
+  std::lock_guard<std::mutex> lock(inode.mu);
+  if (inode.cached_opens == 0 && inode.backing_id == 0) {
+    int id = passthrough::backing_open(fd);
+    if (id > 0) {
+      inode.backing_id = id;
+    } else {
+      static std::atomic<int> last_cause{0};
+      if (last_cause.exchange(-id) != -id)
+        SHIM_LOG_WARN("passthrough: cannot register a backing file ({}): such files are served "
+                      "through the page cache (logged when the cause changes)", std::strerror(-id));
+    }
+  }
+  if (inode.backing_id > 0) {
+    ++inode.passthrough_opens;
+    inode.passthrough_seen = true;
+    return inode.backing_id;
+  }
+  ++inode.cached_opens;
+  return 0;
+}
+
+// One open of INODE is released (or its reply never reached the kernel).
+static void end_open(Inode& inode) {
+  if (!passthrough::active() || !S_ISREG(inode.type)) return;
+  std::lock_guard<std::mutex> lock(inode.mu);
+  if (inode.passthrough_opens > 0) {
+    if (--inode.passthrough_opens == 0) {
+      passthrough::backing_close(inode.backing_id);
+      inode.backing_id = 0;
+    }
+  } else if (inode.cached_opens > 0) {
+    --inode.cached_opens;
+  }
+}
+
+// An open begun as passthrough whose reply went out without the id: count it as cached.
+static void open_went_cached(Inode& inode) {
+  end_open(inode);
+  std::lock_guard<std::mutex> lock(inode.mu);
+  ++inode.cached_opens;
+  SHIM_LOG_ERROR("passthrough: an open reply went out without its backing id");
+}
+
 void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode,
             fuse_file_info* fi) {
   Fs& fs = fs_of(req);
@@ -50,10 +103,15 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   open_ref(*inode);
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
-  if (fuse_reply_create(req, &e, fi) != 0) {  // interrupted: no release will come
+  const int id = begin_open(*inode, fd);
+  bool carried = false;
+  if (passthrough::reply_create(req, &e, fi, id, &carried) != 0) {  // interrupted: no release will come
+    end_open(*inode);
     ::close(fd);
     release_ref(fs, *inode);
     fs.inodes->forget(e.ino, 1);
+  } else if (id > 0 && !carried) {
+    open_went_cached(*inode);
   }
 }
 
@@ -70,9 +128,14 @@ void open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
-  if (fuse_reply_open(req, fi) != 0) {
+  const int id = begin_open(*inode, fd);
+  bool carried = false;
+  if (passthrough::reply_open(req, fi, id, &carried) != 0) {
+    end_open(*inode);
     ::close(fd);
     release_ref(fs, *inode);
+  } else if (id > 0 && !carried) {
+    open_went_cached(*inode);
   }
 }
 
@@ -91,9 +154,12 @@ void fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
 
 void release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Fs& fs = fs_of(req);
-  // Close first: on NFS a graveyard entry still open here would be silly-renamed.
+  auto inode = fs.inodes->get(ino);
+  // Close first (the backing id holds the file open too): on NFS a graveyard entry still
+  // open here would be silly-renamed.
+  if (inode) end_open(*inode);
   ::close(static_cast<int>(fi->fh));
-  if (auto inode = fs.inodes->get(ino)) release_ref(fs, *inode);
+  if (inode) release_ref(fs, *inode);
   fuse_reply_err(req, 0);
 }
 

@@ -6,7 +6,7 @@
 mkdir -p "$T/back" "$T/mnt"
 M=$T/mnt
 # Detached start: returns once mounted.
-$SHIM "$T/back" "$M" -o log=file:"$T/shim.log" || fail "detached start"
+$SHIM "$T/back" "$M" -o log=file:"$T/shim.log" ${FUSEFS_OPTS:+-o "$FUSEFS_OPTS"} || fail "detached start"
 MOUNTS+=("$M")
 is_mounted "$M" fuse.nfsshim-fuse || fail "not mounted when the detached start returned"
 pid=$(pgrep -f "^$SHIM_BIN $T/back " | head -n 1)

@@ -1,6 +1,8 @@
 # Shared harness for the fusefs tests (sourced). Every test works under a fresh temp dir and
 # unmounts everything it mounted on exit, whatever happened.
 #   NFSSHIM_BUILD   build dir (holds fusefs/nfsshim-fuse, tests/kafka, tests/fusefs)
+#   FUSEFS_OPTS     more -o options for every daemon mount_shim starts (the *_pt tests:
+#                   passthrough, which mount_shim then checks is on)
 set -u
 BUILD=${NFSSHIM_BUILD:?NFSSHIM_BUILD must name the build directory}
 SHIM_BIN=$BUILD/fusefs/nfsshim-fuse
@@ -38,11 +40,17 @@ wait_mounted() {  # MNT TYPE
 mount_shim() {
   local src=$1 mnt=$2
   shift 2
-  $SHIM "$src" "$mnt" -f -o log=file:"$T/shim.log" "$@" &
+  $SHIM "$src" "$mnt" -f -o log=file:"$T/shim.log" ${FUSEFS_OPTS:+-o "$FUSEFS_OPTS"} "$@" &
   SHIM_PID=$!
   PIDS+=("$SHIM_PID")
   MOUNTS+=("$mnt")
   wait_mounted "$mnt" fuse.nfsshim-fuse
+  case ${FUSEFS_OPTS:-} in *passthrough*)
+    local i
+    for i in $(seq 50); do grep -q "mounted $src on $mnt .*passthrough" "$T/shim.log" && break; sleep 0.1; done
+    grep "mounted $src on $mnt " "$T/shim.log" | tail -n 1 | grep -q "passthrough on" ||
+      fail "asked for passthrough, but the daemon runs without: $(grep -i passthrough "$T/shim.log")" ;;
+  esac
 }
 
 unmount_shim() {  # MNT: unmount and wait for the daemon to exit
