@@ -104,6 +104,7 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
   const int id = begin_open(*inode, fd);
+  if (id > 0) fi->keep_cache = 0;  // no page cache of ours to keep; the kernel refuses the flag
   bool carried = false;
   if (passthrough::reply_create(req, &e, fi, id, &carried) != 0) {  // interrupted: no release will come
     end_open(*inode);
@@ -129,6 +130,7 @@ void open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
   const int id = begin_open(*inode, fd);
+  if (id > 0) fi->keep_cache = 0;  // no page cache of ours to keep; the kernel refuses the flag
   bool carried = false;
   if (passthrough::reply_open(req, fi, id, &carried) != 0) {
     end_open(*inode);

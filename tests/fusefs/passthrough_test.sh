@@ -119,6 +119,12 @@ graveyard_empty "$T/b2" || fail "graveyard not empty after munmap: $(ls -A "$T/b
 unmount_shim "$M"
 pass "passthrough over bindfs: a mapping alone across unlink and rmdir, nothing left beside the name"
 
+# keep_cache: meaningless with passthrough, and the kernel fails an open that has it (EIO).
+mount_shim "$T/back" "$M" -o passthrough,keep_cache
+write_read kc
+unmount_shim "$M"
+pass "passthrough with keep_cache"
+
 # Writeback cache: the kernel allows no passthrough with it.
 mount_shim "$T/back" "$M" -o passthrough,writeback
 grep -q "passthrough: off, the kernel allows none with the writeback cache" "$T/shim.log" || fail "no word on passthrough with writeback"
