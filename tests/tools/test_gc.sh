@@ -109,8 +109,12 @@ exec 8<>"$tmp/proc2/4545/maps"  # a writer: gc's read waits until this closes
 sleep 2
 "$nfsshim" gc --silly --max-age 1 --proc "$tmp/proc2" "$tmp/renew" >"$tmp/silly" 2>&1 8>&- &
 gc_pid=$!
-for ((i = 0; i < 200; i++)); do  # until gc has the FIFO open: pass 1 is done
-  ls -l "/proc/$gc_pid/fd" 2>/dev/null | grep -qF "$tmp/proc2/4545/maps" && break
+# Until gc has the FIFO open: pass 1 is done. gc itself, not the shell forked for it: that
+# one has our fd 8 (the FIFO) until its redirections run (CI's TSan run once caught it
+# there, and the file was renewed before pass 1).
+for ((i = 0; i < 200; i++)); do
+  [ "$(readlink "/proc/$gc_pid/exe")" = "$(readlink -f "$nfsshim")" ] &&
+    ls -l "/proc/$gc_pid/fd" 2>/dev/null | grep -qF "$tmp/proc2/4545/maps" && break
   sleep 0.1
 done
 ((i < 200)) || fail "gc never opened the FIFO: $(cat "$tmp/silly")"
