@@ -51,11 +51,13 @@ void release_ref(Fs& fs, Inode& inode) {
 int bury(Fs& fs, Inode& inode, int dirfd, const char* name) {
   if (!fs.graveyard || inode.type != S_IFREG) return 0;
   std::lock_guard<std::mutex> lock(inode.mu);
-  // Nothing open: a plain unlink, unless something we cannot count may hold the file (on
-  // NFS our own O_PATH descriptor, fs.h; a passthrough mapping, inode_table.h), which would
-  // then silly-rename it beside its name: buried, it goes at once (settle), and any such
-  // rename happens in the graveyard.
-  if (inode.nopen == 0 && !fs.backing_nfs && !inode.passthrough_seen) return 0;
+  // Nothing open: a plain unlink, unless something we cannot count may hold the file and
+  // SOURCE would then hide it beside its name (.nfs*, .fuse_hidden*): on NFS our own O_PATH
+  // descriptor (fs.h); on NFS or FUSE (no stable inode numbers) a passthrough mapping
+  // (inode_table.h). Buried, it goes at once (settle), and any such rename happens in the
+  // graveyard. A local filesystem keeps an unlinked file for its mapping unseen.
+  const bool unseen_holder = fs.backing_nfs || (inode.passthrough_seen && !fs.stable(inode.key));
+  if (inode.nopen == 0 && !unseen_holder) return 0;
   // Already buried through another hard link: this name is just one more link.
   if (!inode.grave_entry.empty()) return 0;
   if (inode.key.dev != fs.graveyard->dev()) {

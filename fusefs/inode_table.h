@@ -58,7 +58,8 @@ struct Inode {
   uint64_t passthrough_opens = 0;
   uint64_t cached_opens = 0;
   // Once opened through passthrough, a mapping may hold the backing file after the release
-  // (the kernel maps the backing file itself): its unlinks always go through the graveyard.
+  // (the kernel maps the backing file itself): on NFS or FUSE its unlinks always go through
+  // the graveyard (bury).
   bool passthrough_seen = false;
 };
 
