@@ -35,10 +35,11 @@ static void set_open_flags(const Fs& fs, const Inode& inode, fuse_file_info* fi)
 #endif
 }
 
-// Which way the open of INODE through backing descriptor FD goes: a backing id
+// Which way the open FI of INODE through backing descriptor FD goes: a backing id
 // (passthrough), or 0 (page cache); counted until its release (end_open). The kernel
-// refuses an inode open both ways at once, and two backing ids for one inode.
-static int begin_open(Inode& inode, int fd) {
+// refuses an inode open both ways at once, two backing ids for one inode, and keep_cache
+// with passthrough (there is no page cache of ours to keep).
+static int begin_open(Inode& inode, int fd, fuse_file_info* fi) {
   if (!passthrough::active() || !S_ISREG(inode.type)) return 0;
   std::lock_guard<std::mutex> lock(inode.mu);
   if (inode.cached_opens == 0 && inode.backing_id == 0) {
@@ -55,6 +56,7 @@ static int begin_open(Inode& inode, int fd) {
   if (inode.backing_id > 0) {
     ++inode.passthrough_opens;
     inode.passthrough_seen = true;
+    fi->keep_cache = 0;
     return inode.backing_id;
   }
   ++inode.cached_opens;
@@ -103,8 +105,7 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   open_ref(*inode);
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
-  const int id = begin_open(*inode, fd);
-  if (id > 0) fi->keep_cache = 0;  // no page cache of ours to keep; the kernel refuses the flag
+  const int id = begin_open(*inode, fd, fi);
   bool carried = false;
   if (passthrough::reply_create(req, &e, fi, id, &carried) != 0) {  // interrupted: no release will come
     end_open(*inode);
@@ -129,8 +130,7 @@ void open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
-  const int id = begin_open(*inode, fd);
-  if (id > 0) fi->keep_cache = 0;  // no page cache of ours to keep; the kernel refuses the flag
+  const int id = begin_open(*inode, fd, fi);
   bool carried = false;
   if (passthrough::reply_open(req, fi, id, &carried) != 0) {
     end_open(*inode);
