@@ -48,8 +48,7 @@ check_mount() {  # LABEL LOG TIMEOUT
   graveyard_empty "$T/back" && fail "$label: unlinked open file is not in the graveyard"
   [ "$(cat <&7)" = data ] || fail "$label: data of the unlinked open file lost"
   exec 7<&-
-  for i in $(seq 1 50); do graveyard_empty "$T/back" && break; sleep 0.1; done
-  graveyard_empty "$T/back" || fail "$label: graveyard not emptied at the last close"
+  wait_graveyard_empty "$T/back" || fail "$label: graveyard not emptied at the last close"
   umount "$T/mnt" || fail "$label: umount"
   for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
   kill -0 "$pid" 2>/dev/null && fail "$label: daemon $pid still running after umount"

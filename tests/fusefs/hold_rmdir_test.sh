@@ -46,7 +46,6 @@ echo go > "$T/go"
 wait "$holder" || fail "holder failed"
 cmp "$T/expected" "$T/held.out" || fail "held fd read wrong bytes"
 cmp "$T/expected" "$T/mapped.out" || fail "held mapping read wrong bytes"
-for i in $(seq 1 50); do graveyard_empty "$T/back" && break; sleep 0.1; done
-graveyard_empty "$T/back" || fail "graveyard not empty after the last close"
+wait_graveyard_empty "$T/back" || fail "graveyard not empty after the last close"
 unmount_shim "$T/mnt"
 pass "rmdir while held; holder reads the right bytes"

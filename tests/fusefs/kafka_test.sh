@@ -14,8 +14,7 @@ mount_shim "$src" "$T/mnt"
 env -u LD_PRELOAD bash "$(dirname "$0")/../kafka/run_pattern.sh" "$kind" "$T/mnt" expect-pass ||
   fail "Kafka pattern ($kind) through nfsshim-fuse over $backing"
 # The last release comes asynchronously after the program exits.
-for i in $(seq 1 50); do graveyard_empty "$T/back" && break; sleep 0.1; done
-graveyard_empty "$T/back" || fail "graveyard not empty: $(ls -A "$T/back/$GRAVEYARD/u0")"
+wait_graveyard_empty "$T/back" || fail "graveyard not empty: $(ls -A "$T/back/$GRAVEYARD/u0")"
 extra=$(ls -A "$T/back" | grep -vx "$GRAVEYARD")
 [ -z "$extra" ] || fail "left in SOURCE: $extra"
 unmount_shim "$T/mnt"

@@ -93,3 +93,10 @@ graveyard_empty() {
   local g="$1/$GRAVEYARD/u$(id -u)"
   [ ! -d "$g" ] || [ -z "$(ls -A "$g")" ]
 }
+
+# graveyard_empty SRC within 5 s (the kernel sends the last RELEASE asynchronously).
+wait_graveyard_empty() {
+  local i
+  for i in $(seq 1 50); do graveyard_empty "$1" && return 0; sleep 0.1; done
+  graveyard_empty "$1"
+}

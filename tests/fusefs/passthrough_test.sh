@@ -28,19 +28,22 @@ write_read() {
   cmp "$T/expected" "$M/$1" || fail "$1: wrong bytes read through the mount"
 }
 
+# mount_debug DEBUG_OUT OPTS: the daemon on $M with libfuse's -d lines in DEBUG_OUT.
+mount_debug() {
+  $SHIM "$T/back" "$M" -f -d -o "$2" 2> "$1" &
+  SHIM_PID=$!; PIDS+=("$SHIM_PID"); MOUNTS+=("$M")
+  wait_mounted "$M" fuse.nfsshim-fuse
+}
+
 # Classic: the data goes through the daemon.
-$SHIM "$T/back" "$M" -f -d -o log=file:"$T/classic.log" 2> "$T/classic.d" &
-SHIM_PID=$!; PIDS+=("$SHIM_PID"); MOUNTS+=("$M")
-wait_mounted "$M" fuse.nfsshim-fuse
+mount_debug "$T/classic.d" log=file:"$T/classic.log"
 write_read classic
 unmount_shim "$M"
 n=$(io_requests "$T/classic.d")
 [ "$n" -gt 0 ] || fail "classic mount: no READ/WRITE request seen in libfuse's debug output (the check below would be empty)"
 
 # Passthrough.
-$SHIM "$T/back" "$M" -f -d -o passthrough,log=file:"$T/shim.log" 2> "$T/pt.d" &
-SHIM_PID=$!; PIDS+=("$SHIM_PID"); MOUNTS+=("$M")
-wait_mounted "$M" fuse.nfsshim-fuse
+mount_debug "$T/pt.d" passthrough,log=file:"$T/shim.log"
 for i in $(seq 50); do grep -q "kernel passthrough:" "$T/shim.log" && break; sleep 0.1; done
 grep -q "kernel passthrough: on" "$T/shim.log" || skip_without_passthrough "$T/shim.log"
 write_read pt
@@ -61,8 +64,7 @@ echo new > "$M/pt" && [ "$(cat "$M/pt")" = new ] || fail "re-create the name"
 head -c 8000000 <&7 | cmp - "$T/expected" || fail "the held fd reads wrong bytes after the rm"
 [ "$(tail -c 5 <&7)" = tail ] || fail "the appended bytes are not there for the held fd"
 exec 7<&-
-for i in $(seq 50); do graveyard_empty "$T/back" && break; sleep 0.1; done
-graveyard_empty "$T/back" || fail "graveyard not empty after the last close: $(ls -A "$T/back/$GRAVEYARD/u0")"
+wait_graveyard_empty "$T/back" || fail "graveyard not empty after the last close: $(ls -A "$T/back/$GRAVEYARD/u0")"
 pass "passthrough: two opens of one inode, rm while open, graveyard emptied at the close"
 
 # A mapping alone holds the file; a shared writable mapping writes through.
@@ -82,8 +84,7 @@ want = b"hello" + open(expected, "rb").read()[5:]
 assert m.read() == want, "mapping reads wrong bytes after the unlink"
 m.close()
 PY
-for i in $(seq 50); do graveyard_empty "$T/back" && break; sleep 0.1; done
-graveyard_empty "$T/back" || fail "graveyard not empty after munmap"
+wait_graveyard_empty "$T/back" || fail "graveyard not empty after munmap"
 pass "passthrough: shared writable mapping, held by the mapping alone across the unlink"
 unmount_shim "$M"
 
@@ -110,8 +111,7 @@ os.rmdir(os.path.dirname(path))
 assert m.read() == open(expected, "rb").read(), "mapping reads wrong bytes after unlink and rmdir"
 m.close()
 PY
-for i in $(seq 50); do graveyard_empty "$T/b2" && break; sleep 0.1; done
-graveyard_empty "$T/b2" || fail "graveyard not empty after munmap: $(ls -A "$T/b2/$GRAVEYARD/u0")"
+wait_graveyard_empty "$T/b2" || fail "graveyard not empty after munmap: $(ls -A "$T/b2/$GRAVEYARD/u0")"
 unmount_shim "$M"
 pass "passthrough over bindfs: a mapping alone across unlink and rmdir, nothing left beside the name"
 
