@@ -170,23 +170,24 @@ void backing_close(int id) {
     SHIM_LOG_WARN("passthrough: closing backing id {} failed: {}", id, std::strerror(errno));
 }
 
-int reply_open(fuse_req_t req, const fuse_file_info* fi, int id, bool* carried) {
+// Sends a reply (SEND) that io_writev gives backing id ID; whether it did, in *CARRIED.
+template <typename Send>
+static int reply_with(int id, bool* carried, Send send) {
   t_backing_id = id;
   t_carried = false;
-  int rv = fuse_reply_open(req, fi);
+  int rv = send();
   *carried = t_carried;
   t_backing_id = 0;
   return rv;
 }
 
+int reply_open(fuse_req_t req, const fuse_file_info* fi, int id, bool* carried) {
+  return reply_with(id, carried, [&] { return fuse_reply_open(req, fi); });
+}
+
 int reply_create(fuse_req_t req, const fuse_entry_param* e, const fuse_file_info* fi, int id,
                  bool* carried) {
-  t_backing_id = id;
-  t_carried = false;
-  int rv = fuse_reply_create(req, e, fi);
-  *carried = t_carried;
-  t_backing_id = 0;
-  return rv;
+  return reply_with(id, carried, [&] { return fuse_reply_create(req, e, fi); });
 }
 
 }  // namespace nfsshim::fuse::passthrough
