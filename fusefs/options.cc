@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace nfsshim::fuse {
 namespace {
@@ -32,6 +33,7 @@ struct RawOptions {
   unsigned max_threads;
   unsigned max_idle_threads;
   unsigned stall_us;
+  unsigned spin_us;
   unsigned read_ahead_kb;
 };
 
@@ -69,6 +71,7 @@ const struct fuse_opt kSpec[] = {
     RAW_OPT("max_threads=%u", max_threads, 0),
     RAW_OPT("max_idle_threads=%u", max_idle_threads, 0),
     RAW_OPT("stall_us=%u", stall_us, 0),
+    RAW_OPT("spin_us=%u", spin_us, 0),
     RAW_OPT("read_ahead_kb=%u", read_ahead_kb, 0),
     FUSE_OPT_KEY("-f", kForeground),
     FUSE_OPT_KEY("foreground", kForeground),
@@ -149,6 +152,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   raw.max_threads = opts->max_threads;
   raw.max_idle_threads = opts->max_idle_threads;
   raw.stall_us = opts->stall_us;
+  raw.spin_us = opts->spin_us;
   raw.read_ahead_kb = opts->read_ahead_kb;
 
   *out = FUSE_ARGS_INIT(argc, argv);
@@ -178,6 +182,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   opts->max_threads = raw.max_threads;
   opts->max_idle_threads = raw.max_idle_threads;
   opts->stall_us = raw.stall_us;
+  opts->spin_us = raw.spin_us;
   opts->read_ahead_kb = raw.read_ahead_kb;
   if (opts->debug) opts->log_level = "debug";
 
@@ -187,6 +192,11 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
       *why = "timeouts must be between 0 and 86400 seconds";
       return false;
     }
+  }
+  if (opts->spin_us > 10000) {
+    *why = "spin_us must be between 0 and 10000 microseconds (got " +
+           std::to_string(opts->spin_us) + ")";
+    return false;
   }
   static const char* const kLevels[] = {"trace", "debug", "info", "warn", "warning", "error",
                                         "critical", "off"};
@@ -260,6 +270,8 @@ void print_usage(const char* prog) {
       "    -o max_idle_threads=N     idle worker threads kept (libfuse's loop; default: libfuse's)\n"
       "    -o stall_us=N             a request running N us with nobody reading starts another\n"
       "                              thread (default 100); 0: libfuse's multi-threaded loop\n"
+      "    -o spin_us=N              the reading thread stays awake up to N us after a request\n"
+      "                              while requests come back to back (default 50; 0: sleeps)\n"
       "    -o read_ahead_kb=N        kernel readahead of the mount (default 1024, 0: kernel's)\n"
       "    -o log=stderr|syslog|file:PATH  (default: stderr with -f, syslog otherwise)\n"
       "    -o log_level=LEVEL        trace, debug, info, warn, error (default info)\n"

@@ -38,6 +38,9 @@ struct Options {
   // Adaptive loop (loop.h): a request running this long with nobody reading adds a reader.
   // 0: libfuse's multi-threaded loop (also chosen by clone_fd and max_idle_threads).
   unsigned stall_us = 100;
+  // Adaptive loop: the reader spins up to this long after a request while requests come
+  // back to back (loop.h). 0: it always sleeps in read(/dev/fuse).
+  unsigned spin_us = 50;
   unsigned read_ahead_kb = 1024;  // kernel readahead for the mount (0: kernel default)
 
   std::string log_target;  // stderr | syslog | file:PATH; empty: stderr with -f, else syslog
