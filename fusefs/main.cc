@@ -268,9 +268,9 @@ int run(int argc, char** argv) {
   if (fs.opts.passthrough) {
     std::string pt_why;
     if (fs.opts.writeback)
-      SHIM_LOG_WARN("passthrough: off, the kernel allows none with the writeback cache");
+      passthrough::say_off(fs.opts.passthrough_asked, "the kernel allows none with the writeback cache");
     else if (!passthrough::install(se, &pt_why))
-      SHIM_LOG_WARN("passthrough: off, {}", pt_why);
+      passthrough::say_off(fs.opts.passthrough_asked, pt_why);
   }
   // INIT comes first and its reply resets the readahead: serve it, then raise the readahead.
   if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");

@@ -146,7 +146,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   raw.negative_timeout = opts->negative_timeout;
   raw.keep_cache = opts->keep_cache;
   raw.writeback = opts->writeback;
-  raw.passthrough = opts->passthrough;
+  raw.passthrough = -1;  // neither word given
   raw.nosplice = !opts->splice;
   raw.noallow_other = !opts->allow_other;
   raw.max_threads = opts->max_threads;
@@ -176,7 +176,10 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   opts->negative_timeout = raw.negative_timeout;
   opts->keep_cache = raw.keep_cache != 0;
   opts->writeback = raw.writeback != 0;
-  opts->passthrough = raw.passthrough != 0;
+  if (raw.passthrough >= 0) {
+    opts->passthrough = raw.passthrough == 1;
+    opts->passthrough_asked = raw.passthrough == 1;
+  }
   opts->splice = raw.nosplice == 0;
   opts->allow_other = raw.noallow_other == 0;
   opts->max_threads = raw.max_threads;
@@ -263,7 +266,8 @@ void print_usage(const char* prog) {
       "    -o keep_cache             keep file data cached across opens (default off)\n"
       "    -o writeback              kernel writeback cache (default off)\n"
       "    -o passthrough            reads and writes of open files bypass the daemon where the\n"
-      "                              kernel offers it (Linux 6.9, daemon as root; default off)\n"
+      "                              kernel offers it (Linux 6.9, daemon as root; default on,\n"
+      "                              a warning where it cannot work); nopassthrough: never\n"
       "    -o nosplice               no splice for data (default: splice)\n"
       "    -o noallow_other          only the mounting user sees the mount\n"
       "    -o max_threads=N          worker threads (default 10)\n"

@@ -28,8 +28,11 @@ struct Options {
   bool keep_cache = false;  // keep page cache across opens (only if nobody else writes)
   bool writeback = false;   // kernel writeback cache (writes reach SOURCE later; off for NFS)
   // Kernel passthrough (passthrough.h): data I/O of open files bypasses the daemon where the
-  // kernel offers it (Linux 6.9) and the daemon runs as root; not with writeback.
-  bool passthrough = false;
+  // kernel offers it (Linux 6.9) and the daemon runs as root; not with writeback. On by
+  // default; where it cannot work the classic path serves, logged as a warning only when
+  // -o passthrough asked for it (passthrough_asked), else as information.
+  bool passthrough = true;
+  bool passthrough_asked = false;
 
   bool splice = true;        // splice for reads and writes
   bool allow_other = true;   // every process on the host sees the mount (the point of it)

@@ -154,6 +154,13 @@ bool install(fuse_session* se, std::string* why) {
 #endif
 }
 
+void say_off(bool asked, const std::string& msg) {
+  if (asked)
+    SHIM_LOG_WARN("passthrough: off, {}", msg);
+  else
+    SHIM_LOG_INFO("passthrough: off, {}", msg);
+}
+
 bool kernel_offers() { return g_offered.load(); }
 bool active() { return g_active.load(); }
 
@@ -161,7 +168,10 @@ int backing_open(int fd) {
   BackingMap map{};
   map.fd = fd;
   int id = ::ioctl(g_fd.load(), kIocBackingOpen, &map);
-  return id < 0 ? -errno : id;
+  if (id >= 0) return id;
+  int err = errno;
+  if (err == EPERM || err == ELOOP) g_active = false;  // no other file would do better
+  return -err;
 }
 
 void backing_close(int id) {

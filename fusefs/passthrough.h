@@ -25,6 +25,10 @@
 
 namespace nfsshim::fuse::passthrough {
 
+// Why passthrough is not used (MSG): a warning if the user asked for it (-o passthrough),
+// information if it was only the default.
+void say_off(bool asked, const std::string& msg);
+
 // After fuse_session_mount: routes SE's requests and replies through our io. False (with
 // WHY) where libfuse is too old.
 bool install(fuse_session* se, std::string* why);
@@ -35,7 +39,8 @@ bool kernel_offers();
 bool active();
 
 // Registers backing file FD: its id (> 0), or -errno (EPERM without CAP_SYS_ADMIN,
-// ELOOP for a SOURCE that is itself stacked, EOPNOTSUPP when the kernel refused).
+// ELOOP for a SOURCE that is itself stacked, EOPNOTSUPP when the kernel refused). EPERM and
+// ELOOP hold for every file of the mount: they turn passthrough off (active() false).
 int backing_open(int fd);
 void backing_close(int id);
 

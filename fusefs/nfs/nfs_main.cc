@@ -61,7 +61,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     return fail(prog, "cannot mount on '" + opts.mountpoint + "' (see the message above)");
   }
   SHIM_LOG_INFO("mounted {} on {} ({})", opts.source, opts.mountpoint, fs.client->describe());
-  if (opts.passthrough)
+  if (opts.passthrough_asked)
     SHIM_LOG_WARN("passthrough: off, an nfs:// SOURCE has no local backing files to pass through to");
   int rv = 0;
   if (!opts.foreground) {

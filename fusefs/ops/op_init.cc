@@ -33,13 +33,13 @@ void init(void* userdata, fuse_conn_info* conn) {
                 (conn->want & FUSE_CAP_WRITEBACK_CACHE) ? "on" : "off");
   // Our io read this INIT request already; its reply asks for passthrough if offered.
   if (!fs.opts.passthrough)
-    SHIM_LOG_INFO("kernel passthrough: not asked for (-o passthrough); classic path");
+    SHIM_LOG_INFO("kernel passthrough: off (-o nopassthrough); classic path");
   else if (passthrough::kernel_offers())
     SHIM_LOG_INFO("kernel passthrough: on (data I/O of open files bypasses the daemon)");
   else
-    SHIM_LOG_WARN("kernel passthrough: {}; classic path",
-                  NFSSHIM_HAVE_PASSTHROUGH ? "the kernel does not offer it (needs Linux 6.9)"
-                                           : "not built (needs libfuse 3.14)");
+    passthrough::say_off(fs.opts.passthrough_asked,
+                         NFSSHIM_HAVE_PASSTHROUGH ? "the kernel does not offer it (needs Linux 6.9); classic path"
+                                                  : "not built (needs libfuse 3.14); classic path");
 }
 
 }  // namespace nfsshim::fuse::ops

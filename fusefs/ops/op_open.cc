@@ -39,18 +39,22 @@ static void set_open_flags(const Fs& fs, const Inode& inode, fuse_file_info* fi)
 // (passthrough), or 0 (page cache); counted until its release (end_open). The kernel
 // refuses an inode open both ways at once, two backing ids for one inode, and keep_cache
 // with passthrough (there is no page cache of ours to keep).
-static int begin_open(Inode& inode, int fd, fuse_file_info* fi) {
-  if (!passthrough::active() || !S_ISREG(inode.type)) return 0;
+// Passthrough may go off for good at a registration (EPERM, ELOOP): files registered before
+// keep their id until their last release, new ones go through the page cache.
+static int begin_open(Fs& fs, Inode& inode, int fd, fuse_file_info* fi) {
+  if (!S_ISREG(inode.type)) return 0;
   std::lock_guard<std::mutex> lock(inode.mu);
-  if (inode.cached_opens == 0 && inode.backing_id == 0) {
+  if (inode.cached_opens == 0 && inode.backing_id == 0 && passthrough::active()) {
     int id = passthrough::backing_open(fd);
     if (id > 0) {
       inode.backing_id = id;
     } else {
       static std::atomic<int> last_cause{0};
       if (last_cause.exchange(-id) != -id)
-        SHIM_LOG_WARN("passthrough: cannot register a backing file ({}): such files are served "
-                      "through the page cache (logged when the cause changes)", std::strerror(-id));
+        passthrough::say_off(fs.opts.passthrough_asked,
+                             std::string("cannot register a backing file (") + std::strerror(-id) +
+                                 (passthrough::active() ? "): this file is served through the page cache"
+                                                        : "): every file is served through the page cache"));
     }
   }
   if (inode.backing_id > 0) {
@@ -65,7 +69,7 @@ static int begin_open(Inode& inode, int fd, fuse_file_info* fi) {
 
 // One open of INODE is released (or its reply never reached the kernel).
 static void end_open(Inode& inode) {
-  if (!passthrough::active() || !S_ISREG(inode.type)) return;
+  if (!S_ISREG(inode.type)) return;
   std::lock_guard<std::mutex> lock(inode.mu);
   if (inode.passthrough_opens > 0) {
     if (--inode.passthrough_opens == 0) {
@@ -105,7 +109,7 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   open_ref(*inode);
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
-  const int id = begin_open(*inode, fd, fi);
+  const int id = begin_open(fs, *inode, fd, fi);
   bool carried = false;
   if (passthrough::reply_create(req, &e, fi, id, &carried) != 0) {  // interrupted: no release will come
     end_open(*inode);
@@ -130,7 +134,7 @@ void open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
-  const int id = begin_open(*inode, fd, fi);
+  const int id = begin_open(fs, *inode, fd, fi);
   bool carried = false;
   if (passthrough::reply_open(req, fi, id, &carried) != 0) {
     end_open(*inode);

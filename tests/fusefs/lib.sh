@@ -1,8 +1,11 @@
 # Shared harness for the fusefs tests (sourced). Every test works under a fresh temp dir and
 # unmounts everything it mounted on exit, whatever happened.
 #   NFSSHIM_BUILD   build dir (holds fusefs/nfsshim-fuse, tests/kafka, tests/fusefs)
-#   FUSEFS_OPTS     more -o options for every daemon mount_shim starts (the *_pt tests:
-#                   passthrough, which mount_shim then checks is on)
+#   FUSEFS_OPTS     more -o options for every daemon mount_shim starts
+#   FUSEFS_MODE     passthrough: mount_shim checks that the daemon turned kernel passthrough
+#                   on (our default) where the kernel has it; classic: every daemon gets
+#                   -o nopassthrough, and the test skips (77) on a kernel without passthrough,
+#                   where the test in the other mode runs the classic path already
 set -u
 BUILD=${NFSSHIM_BUILD:?NFSSHIM_BUILD must name the build directory}
 SHIM_BIN=$BUILD/fusefs/nfsshim-fuse
@@ -45,13 +48,17 @@ mount_shim() {
   PIDS+=("$SHIM_PID")
   MOUNTS+=("$mnt")
   wait_mounted "$mnt" fuse.nfsshim-fuse
-  case ${FUSEFS_OPTS:-} in *passthrough*)
+  local want=
+  case ${FUSEFS_MODE:-} in
+    passthrough) kernel_has_passthrough && want=on ;;
+    classic) want=off ;;
+  esac
+  if [ -n "$want" ]; then
     local i
     for i in $(seq 50); do grep -q "mounted $src on $mnt .*passthrough" "$T/shim.log" && break; sleep 0.1; done
-    grep "mounted $src on $mnt " "$T/shim.log" | tail -n 1 | grep -q "passthrough on" ||
-      skip_without_passthrough "$T/shim.log"
-    ;;
-  esac
+    grep "mounted $src on $mnt " "$T/shim.log" | tail -n 1 | grep -q "passthrough $want)" ||
+      fail "FUSEFS_MODE=$FUSEFS_MODE on $(uname -r): want passthrough $want: $(grep -i passthrough "$T/shim.log")"
+  fi
 }
 
 # Whether the running kernel was built with FUSE passthrough: 0 yes, 1 no (its config says
@@ -71,6 +78,18 @@ skip_without_passthrough() {
   echo "SKIP: this kernel ($(uname -r)) has no FUSE passthrough"
   exit 77
 }
+
+case ${FUSEFS_MODE:-} in
+  "" | passthrough) ;;
+  classic)
+    if ! kernel_has_passthrough; then
+      echo "SKIP: this kernel ($(uname -r)) has no FUSE passthrough: the test without _classic runs the classic path"
+      exit 77
+    fi
+    FUSEFS_OPTS=nopassthrough${FUSEFS_OPTS:+,$FUSEFS_OPTS}
+    ;;
+  *) fail "FUSEFS_MODE must be passthrough or classic, got '$FUSEFS_MODE'" ;;
+esac
 
 unmount_shim() {  # MNT: unmount and wait for the daemon to exit
   fusermount3 -u "$1" || fail "fusermount3 -u $1"

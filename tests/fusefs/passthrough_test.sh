@@ -1,8 +1,8 @@
 #!/bin/bash
-# Kernel passthrough (-o passthrough, fusefs/passthrough.h), on a kernel that offers it:
+# Kernel passthrough (fusefs/passthrough.h; on by default), on a kernel that offers it:
 # - the file data of open files bypasses the daemon: with -d, libfuse prints every request
-#   it serves; the same writes and reads make READ and WRITE requests on a classic mount and
-#   none through passthrough, and the bytes are right on both sides;
+#   it serves; the same writes and reads make READ and WRITE requests on a classic mount
+#   (-o nopassthrough) and none with the default options, and the bytes are right on both;
 # - delete-on-last-close still holds (an open file unlinked: the name is free at once, the
 #   holder reads on, the graveyard empties at the close), for an fd and for a mapping;
 # - two files open at once on one inode (a reader and an appender) share its backing file;
@@ -10,7 +10,8 @@
 # - over bindfs, a file held only by a passthrough mapping and unlinked leaves nothing beside
 #   its name (the kernel maps the backing file: the daemon never hears of the mapping);
 # - where passthrough cannot work the daemon says so and serves the classic way: with the
-#   writeback cache, and as a user without CAP_SYS_ADMIN (the kernel refuses backing files).
+#   writeback cache, and as a user without CAP_SYS_ADMIN (the kernel refuses backing files);
+#   a warning if -o passthrough asked for it, information if it was only the default.
 # Skips (exit 77, saying so) on a kernel without FUSE passthrough (Linux < 6.9), fails on
 # one that has it if the daemon did not see it offered.
 . "$(dirname "$0")/lib.sh"
@@ -36,14 +37,16 @@ mount_debug() {
 }
 
 # Classic: the data goes through the daemon.
-mount_debug "$T/classic.d" log=file:"$T/classic.log"
+mount_debug "$T/classic.d" nopassthrough,log=file:"$T/classic.log"
 write_read classic
 unmount_shim "$M"
 n=$(io_requests "$T/classic.d")
 [ "$n" -gt 0 ] || fail "classic mount: no READ/WRITE request seen in libfuse's debug output (the check below would be empty)"
 
-# Passthrough.
-mount_debug "$T/pt.d" passthrough,log=file:"$T/shim.log"
+grep -q "kernel passthrough: off (-o nopassthrough)" "$T/classic.log" || fail "nopassthrough: $(grep -i passthrough "$T/classic.log")"
+
+# Passthrough: the default.
+mount_debug "$T/pt.d" log=file:"$T/shim.log"
 for i in $(seq 50); do grep -q "kernel passthrough:" "$T/shim.log" && break; sleep 0.1; done
 grep -q "kernel passthrough: on" "$T/shim.log" || skip_without_passthrough "$T/shim.log"
 write_read pt
@@ -121,10 +124,16 @@ write_read kc
 unmount_shim "$M"
 pass "passthrough with keep_cache"
 
-# Writeback cache: the kernel allows no passthrough with it.
+# Writeback cache: the kernel allows no passthrough with it. Asked for: a warning; default: info.
 mount_shim "$T/back" "$M" -o passthrough,writeback
-grep -q "passthrough: off, the kernel allows none with the writeback cache" "$T/shim.log" || fail "no word on passthrough with writeback"
+grep -q "warn.*passthrough: off, the kernel allows none with the writeback cache" "$T/shim.log" || fail "no warning on passthrough with writeback: $(grep -i passthrough "$T/shim.log")"
 write_read wb
+unmount_shim "$M"
+: > "$T/shim.log"
+mount_shim "$T/back" "$M" -o writeback
+grep -q "info.*passthrough: off, the kernel allows none with the writeback cache" "$T/shim.log" || fail "no word on passthrough with writeback: $(grep -i passthrough "$T/shim.log")"
+grep -qi "warn" "$T/shim.log" && fail "default passthrough with writeback: a warning: $(grep -i warn "$T/shim.log")"
+write_read wb2
 unmount_shim "$M"
 
 # Without CAP_SYS_ADMIN the kernel refuses backing files: served the classic way, said once.
@@ -133,19 +142,29 @@ unmount_shim "$M"
 mkdir -p "$T/dev" "$T/nb/back" "$T/nb/mnt"
 chown nobody "$T/nb/back" "$T/nb/mnt"
 chmod 0755 "$T"
-: > "$T/nobody.log"; chown nobody "$T/nobody.log"
+for opt in passthrough default; do : > "$T/nobody-$opt.log"; chown nobody "$T/nobody-$opt.log"; done
 unshare -m --propagation private bash -c '
   set -e
   T=$1 SHIM_BIN=$2
   mount -t tmpfs nfsshim-dev "$T/dev"
   mknod -m 0666 "$T/dev/fuse" c 10 229
   mount --bind "$T/dev/fuse" /dev/fuse
-  runuser -u nobody -- "$SHIM_BIN" "$T/nb/back" "$T/nb/mnt" -o passthrough,noallow_other,log=file:"$T/nobody.log"
-  runuser -u nobody -- bash -c "cp $T/expected $T/nb/mnt/np && cmp $T/expected $T/nb/mnt/np && cp $T/expected $T/nb/mnt/np2 && cmp $T/expected $T/nb/mnt/np2"
-  runuser -u nobody -- fusermount3 -u "$T/nb/mnt"
-' _ "$T" "$SHIM_BIN" || fail "unprivileged daemon: mount, I/O or unmount failed: $(tail -n 5 "$T/nobody.log")"
-grep -q "kernel passthrough: on" "$T/nobody.log" || fail "unprivileged daemon: INIT did not ask for passthrough"
-[ "$(grep -c "cannot register a backing file (Operation not permitted)" "$T/nobody.log")" = 1 ] ||
-  fail "unprivileged daemon: want one warning about backing files: $(grep -i passthrough "$T/nobody.log")"
-cmp "$T/expected" "$T/nb/back/np2" || fail "unprivileged daemon: wrong bytes in SOURCE"
-pass "passthrough: off with writeback, classic (one warning) without CAP_SYS_ADMIN"
+  for opt in passthrough default; do
+    o=noallow_other,log=file:$T/nobody-$opt.log
+    [ $opt = default ] || o=$opt,$o
+    runuser -u nobody -- "$SHIM_BIN" "$T/nb/back" "$T/nb/mnt" -o "$o"
+    runuser -u nobody -- bash -c "cp $T/expected $T/nb/mnt/np-$opt && cmp $T/expected $T/nb/mnt/np-$opt && cp $T/expected $T/nb/mnt/np2-$opt && cmp $T/expected $T/nb/mnt/np2-$opt"
+    runuser -u nobody -- fusermount3 -u "$T/nb/mnt"
+  done
+' _ "$T" "$SHIM_BIN" || fail "unprivileged daemon: mount, I/O or unmount failed: $(tail -n 5 "$T"/nobody-*.log)"
+for opt in passthrough default; do
+  log=$T/nobody-$opt.log level=info
+  [ $opt = default ] || level=warn
+  grep -q "kernel passthrough: on" "$log" || fail "unprivileged daemon ($opt): INIT did not ask for passthrough"
+  [ "$(grep -c "$level.*passthrough: off, cannot register a backing file (Operation not permitted): every file" "$log")" = 1 ] ||
+    fail "unprivileged daemon ($opt): want one $level line about backing files: $(grep -i passthrough "$log")"
+  [ "$(grep -ci "warn.*passthrough" "$log")" = "$([ $opt = default ] && echo 0 || echo 1)" ] ||
+    fail "unprivileged daemon ($opt): passthrough warnings: $(grep -i "warn.*passthrough" "$log")"
+  cmp "$T/expected" "$T/nb/back/np2-$opt" || fail "unprivileged daemon ($opt): wrong bytes in SOURCE"
+done
+pass "passthrough: off with writeback, classic without CAP_SYS_ADMIN (a warning if asked for, else info)"
