@@ -42,7 +42,8 @@ static void set_open_flags(const Fs& fs, const Inode& inode, fuse_file_info* fi)
 // Passthrough may go off for good at a registration (EPERM, ELOOP): files registered before
 // keep their id until their last release, new ones go through the page cache.
 static int begin_open(Fs& fs, Inode& inode, int fd, fuse_file_info* fi) {
-  if (!S_ISREG(inode.type)) return 0;
+  // No backing id can exist unless the kernel offered passthrough: classic mounts skip the lock.
+  if (!S_ISREG(inode.type) || !passthrough::kernel_offers()) return 0;
   std::lock_guard<std::mutex> lock(inode.mu);
   if (inode.cached_opens == 0 && inode.backing_id == 0 && passthrough::active()) {
     int id = passthrough::backing_open(fd);
@@ -69,7 +70,7 @@ static int begin_open(Fs& fs, Inode& inode, int fd, fuse_file_info* fi) {
 
 // One open of INODE is released (or its reply never reached the kernel).
 static void end_open(Inode& inode) {
-  if (!S_ISREG(inode.type)) return;
+  if (!S_ISREG(inode.type) || !passthrough::kernel_offers()) return;
   std::lock_guard<std::mutex> lock(inode.mu);
   if (inode.passthrough_opens > 0) {
     if (--inode.passthrough_opens == 0) {
