@@ -183,8 +183,12 @@ void set_read_ahead(const Options& opts) {
                      std::to_string(minor(dev)) + "/read_ahead_kb";
   std::string value = std::to_string(opts.read_ahead_kb);
   sys::Fd fd(sys::openat(AT_FDCWD, path.c_str(), O_WRONLY));
-  if (!fd.valid() || ::write(fd.get(), value.data(), value.size()) < 0)
-    SHIM_LOG_WARN("cannot set {} to {}: {}", path, value, errstr(fd.valid() ? errno : fd.get()));
+  if (fd.valid() && ::write(fd.get(), value.data(), value.size()) >= 0) return;
+  const std::string why = errstr(fd.valid() ? errno : fd.get());
+  if (opts.read_ahead_kb_asked)
+    SHIM_LOG_WARN("cannot set {} to {}: {}", path, value, why);
+  else
+    SHIM_LOG_INFO("readahead stays the kernel's: cannot set {} to {}: {}", path, value, why);
 }
 
 

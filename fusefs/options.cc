@@ -10,6 +10,10 @@
 namespace nfsshim::fuse {
 namespace {
 
+// read_ahead_kb not given (out of its range, so no value typed can mean it).
+constexpr unsigned kNotGiven = UINT_MAX;
+constexpr unsigned kMaxReadAheadKb = 1u << 20;  // 1 GiB
+
 struct ParseContext {
   Options* opts;
   std::string why;
@@ -153,7 +157,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   raw.max_idle_threads = opts->max_idle_threads;
   raw.stall_us = opts->stall_us;
   raw.spin_us = opts->spin_us;
-  raw.read_ahead_kb = opts->read_ahead_kb;
+  raw.read_ahead_kb = kNotGiven;
 
   *out = FUSE_ARGS_INIT(argc, argv);
   // fuse_opt_parse writes the templates into RAW and hands RAW to on_option.
@@ -186,7 +190,10 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   opts->max_idle_threads = raw.max_idle_threads;
   opts->stall_us = raw.stall_us;
   opts->spin_us = raw.spin_us;
-  opts->read_ahead_kb = raw.read_ahead_kb;
+  if (raw.read_ahead_kb != kNotGiven) {
+    opts->read_ahead_kb = raw.read_ahead_kb;
+    opts->read_ahead_kb_asked = true;
+  }
   if (opts->debug) opts->log_level = "debug";
 
   if (opts->show_help || opts->show_version) return true;
@@ -195,6 +202,11 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
       *why = "timeouts must be between 0 and 86400 seconds";
       return false;
     }
+  }
+  if (opts->read_ahead_kb > kMaxReadAheadKb) {
+    *why = "read_ahead_kb must be between 0 and " + std::to_string(kMaxReadAheadKb) + " KiB (got " +
+           std::to_string(opts->read_ahead_kb) + ")";
+    return false;
   }
   if (opts->spin_us > 10000) {
     *why = "spin_us must be between 0 and 10000 microseconds (got " +

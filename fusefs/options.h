@@ -45,6 +45,9 @@ struct Options {
   // back to back (loop.h). 0: it always sleeps in read(/dev/fuse).
   unsigned spin_us = 50;
   unsigned read_ahead_kb = 1024;  // kernel readahead for the mount (0: kernel default)
+  // -o read_ahead_kb was given: failing to set it is then a warning, else information
+  // (an unprivileged daemon may not write sysfs).
+  bool read_ahead_kb_asked = false;
 
   std::string log_target;  // stderr | syslog | file:PATH; empty: stderr with -f, else syslog
   std::string log_level = "info";
