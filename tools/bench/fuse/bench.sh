@@ -23,6 +23,7 @@ set -eu
 [ -n "${NFSSHIM_BENCH_NS:-}" ] || exec env NFSSHIM_BENCH_NS=1 unshare -m --propagation private "$0" "$@"
 SIZE=${1:-1024}
 FILES=${2:-10000}
+case $SIZE$FILES in *[!0-9]*) echo "bench: SIZE_MIB and FILES must be numbers, got '$SIZE' '$FILES' (the build directory is NFSSHIM_BUILD)" >&2; exit 2 ;; esac
 ROUNDS=${BENCH_ROUNDS:-5}
 IO_ROUNDS=${BENCH_IO_ROUNDS:-3}
 BUILD=${NFSSHIM_BUILD:-/work/main/build}
