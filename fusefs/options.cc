@@ -10,7 +10,7 @@
 namespace nfsshim::fuse {
 namespace {
 
-// read_ahead_kb not given (out of its range, so no value typed can mean it).
+// read_ahead_kb not given (UINT_MAX typed reads as not given: far above kMaxReadAheadKb).
 constexpr unsigned kNotGiven = UINT_MAX;
 constexpr unsigned kMaxReadAheadKb = 1u << 20;  // 1 GiB
 
