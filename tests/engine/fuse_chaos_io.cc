@@ -1,9 +1,11 @@
 // fuse_chaos_io write|read FILE MIB THREADS SEED [FLAGS...]: the application side of
 // fuse_nfs_chaos_test.sh. Every 8-byte word of FILE is a function of (SEED, offset), so a
 // lost, stale or misplaced 1 MiB piece shows as bad bytes.
-//   write FILE MIB THREADS SEED [PROGRESS_FLAG AT_MIB]
+//   write FILE MIB THREADS SEED [PROGRESS_FLAG AT_MIB [AGAIN_UNTIL]]
 //       THREADS pwrite 1 MiB chunks (the next unwritten one each), then fsync and close.
 //       Creates PROGRESS_FLAG once AT_MIB are written (the script then breaks connections).
+//       With AGAIN_UNTIL, writes the same bytes over again, pass after pass, until that file
+//       exists: the transfer lasts as long as the script's faults, however fast the machine.
 //   read FILE MIB THREADS SEED [STOP_FLAG]
 //       Passes over FILE until STOP_FLAG exists (at least one): each pass opens FILE
 //       again and drops its cached pages, so the bytes come from the server, not the page cache.
@@ -105,19 +107,26 @@ void read_chunks(Job& j, int fd, const char* stop_flag) {
   }
 }
 
-int run_write(Job& j, const char* flag, uint64_t flag_mib) {
+int run_write(Job& j, const char* flag, uint64_t flag_mib, const char* again_until) {
   auto t0 = std::chrono::steady_clock::now();
   int fd = ::open(j.path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
   if (fd < 0) {
     std::fprintf(stderr, "fuse_chaos_io: open %s: %s\n", j.path.c_str(), std::strerror(errno));
     return 1;
   }
-  std::vector<std::thread> ts;
-  for (int t = 0; t < j.threads; ++t) ts.emplace_back([&j, fd] { write_chunks(j, fd); });
-  while (flag && j.done.load() < flag_mib && !j.stop && j.done.load() < j.chunks)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  if (flag && !j.stop) touch(flag);
-  for (auto& th : ts) th.join();
+  int passes = 0;
+  do {
+    j.next = 0;
+    j.done = 0;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < j.threads; ++t) ts.emplace_back([&j, fd] { write_chunks(j, fd); });
+    while (flag && passes == 0 && j.done.load() < flag_mib && !j.stop && j.done.load() < j.chunks)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (flag && passes == 0 && !j.stop) touch(flag);
+    for (auto& th : ts) th.join();
+    ++passes;
+  } while (again_until && !exists(again_until) && j.errors.load() == 0);
+  if (passes > 1) std::printf("%d passes; ", passes);
   if (j.errors.load() == 0) {
     if (::fsync(fd) != 0) fail_call(j, "fsync", 0, -1, errno);
   }
@@ -159,7 +168,7 @@ int run_read(Job& j, const char* stop_flag) {
 int main(int argc, char** argv) {
   if (argc < 6) {
     std::fprintf(stderr,
-                 "usage: fuse_chaos_io write FILE MIB THREADS SEED [PROGRESS_FLAG AT_MIB]\n"
+                 "usage: fuse_chaos_io write FILE MIB THREADS SEED [PROGRESS_FLAG AT_MIB [AGAIN_UNTIL]]\n"
                  "       fuse_chaos_io read FILE MIB THREADS SEED [STOP_FLAG]\n");
     return 2;
   }
@@ -174,7 +183,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (mode == "write")
-    return run_write(j, argc > 7 ? argv[6] : nullptr, argc > 7 ? std::strtoull(argv[7], nullptr, 10) : 0);
+    return run_write(j, argc > 7 ? argv[6] : nullptr, argc > 7 ? std::strtoull(argv[7], nullptr, 10) : 0,
+                     argc > 8 ? argv[8] : nullptr);
   if (mode == "read") return run_read(j, argc > 6 ? argv[6] : nullptr);
   std::fprintf(stderr, "fuse_chaos_io: unknown mode '%s' (write or read)\n", mode.c_str());
   return 2;

@@ -11,6 +11,7 @@
 # replayed; after the restart the client id is renewed and the files re-opened.
 # URL_OPTS (default nconnect=4) go into the URL, e.g. "nconnect=8&io=epoll".
 # CHAOS_LOG_LEVEL=debug passes -o log_level=debug to the daemon.
+# CHAOS_SHIM_OPTS=OPT[,OPT] passes more -o options (e.g. write_behind_kb=0) to the daemon.
 # while 2 writers (2 threads each: 1 MiB pwrites, then fsync) write files B1, B2 (separate
 # files: FUSE serializes writes to one file on its inode lock; NFSSHIM_CHAOS_MIB each, default
 # 256) and 2 threads read file A (128 MiB, written before) pass
@@ -71,7 +72,7 @@ t0=$(date +%s.%N)
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
 
 ganesha_start "$work/state" "$exp" "$port" "$mnt_port" VFS || fail "ganesha"
-"$shim" "$url" "$mnt" -f -o log=file:"$log$log_opt" &
+"$shim" "$url" "$mnt" -f -o log=file:"$log$log_opt"${CHAOS_SHIM_OPTS:+,$CHAOS_SHIM_OPTS} &
 shim_pid=$!
 for i in $(seq 200); do
   grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break
@@ -107,8 +108,12 @@ if [ "$mode" = integrity ]; then
 fi
 
 # The transfer under fault: B1, B2 written, A read, all through the mount.
+# kill-conn: the writers go on (pass after pass) until a drop has caught calls in flight,
+# however quickly this machine writes MIB_B.
+again=
+[ "$mode" = kill-conn ] && again=$work/flags/stop_writers
 for k in 1 2; do
-  "$io" write "$mnt/b$k" "$mib_b" 2 $((k + 1)) "$work/flags/b${k}_started" 24 > "$work/write_b$k.out" 2>&1 &
+  "$io" write "$mnt/b$k" "$mib_b" 2 $((k + 1)) "$work/flags/b${k}_started" 24 $again > "$work/write_b$k.out" 2>&1 &
   writers="$writers $!"
 done
 running() { for p in $writers $reader; do kill -0 "$p" 2>/dev/null || return 1; done; }
@@ -162,6 +167,7 @@ kill-conn)
     resent=$(grep ' lost: ' "$log" | tail -1 | sed -n "$inflight_sed")
     echo "drop $drops: the connection from port $sport (of: $before) mid-transfer, $resent requests in flight re-sent ($(elapsed))"
   done
+  touch "$work/flags/stop_writers"
   [ "${resent:-0}" -gt 0 ] || fail "no drop caught requests in flight in $drops drops"
   ;;
 restart)
