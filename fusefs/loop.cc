@@ -126,8 +126,12 @@ void add_reader(Loop& l) {  // with l.mu held
   ++l.readers;
 }
 
+// The loop of the request thread this is (null: another loop, or not a request thread).
+thread_local Loop* t_loop = nullptr;
+
 void* worker(void* arg) {
   Loop& l = *static_cast<Loop*>(arg);
+  t_loop = &l;
   pthread_setname_np(pthread_self(), "nfsshim-req");
   // Only the wait for a request may be cancelled (at shutdown), as in libfuse's own loop.
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
@@ -210,6 +214,13 @@ void* watchdog(void* arg) {
 }
 
 }  // namespace
+
+void request_goes_on() {
+  Loop* l = t_loop;
+  if (!l) return;
+  std::lock_guard<std::mutex> lock(l->mu);
+  if (l->readers == 0 && !l->stop) add_reader(*l);
+}
 
 int serve_init(fuse_session* se) {
   fuse_buf buf{};

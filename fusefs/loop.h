@@ -42,6 +42,11 @@ int run_loop(fuse_session* se, const Options& opts);
 int run_adaptive_loop(fuse_session* se, unsigned max_threads, unsigned stall_us,
                       unsigned spin_us);
 
+// Called by a request that has replied and goes on working (write-behind sends its WRITE
+// after the reply): another thread reads the next requests now, not a stall tick later. A
+// no-op outside the adaptive loop.
+void request_goes_on();
+
 // Serves the first request of a new mount, INIT (0 or -errno). The kernel sets the mount's
 // readahead from the INIT reply, so a larger readahead can only be set after it.
 int serve_init(fuse_session* se);

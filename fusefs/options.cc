@@ -13,6 +13,7 @@ namespace {
 // read_ahead_kb not given (UINT_MAX typed reads as not given: far above kMaxReadAheadKb).
 constexpr unsigned kNotGiven = UINT_MAX;
 constexpr unsigned kMaxReadAheadKb = 1u << 20;  // 1 GiB
+constexpr unsigned kMaxWriteBehindKb = 1u << 18;  // 256 MiB per file
 
 struct ParseContext {
   Options* opts;
@@ -39,6 +40,7 @@ struct RawOptions {
   unsigned stall_us;
   unsigned spin_us;
   unsigned read_ahead_kb;
+  unsigned write_behind_kb;
 };
 
 enum Key {
@@ -77,6 +79,7 @@ const struct fuse_opt kSpec[] = {
     RAW_OPT("stall_us=%u", stall_us, 0),
     RAW_OPT("spin_us=%u", spin_us, 0),
     RAW_OPT("read_ahead_kb=%u", read_ahead_kb, 0),
+    RAW_OPT("write_behind_kb=%u", write_behind_kb, 0),
     FUSE_OPT_KEY("-f", kForeground),
     FUSE_OPT_KEY("foreground", kForeground),
     FUSE_OPT_KEY("-d", kDebug),
@@ -158,6 +161,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   raw.stall_us = opts->stall_us;
   raw.spin_us = opts->spin_us;
   raw.read_ahead_kb = kNotGiven;
+  raw.write_behind_kb = opts->write_behind_kb;
 
   *out = FUSE_ARGS_INIT(argc, argv);
   // fuse_opt_parse writes the templates into RAW and hands RAW to on_option.
@@ -190,6 +194,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   opts->max_idle_threads = raw.max_idle_threads;
   opts->stall_us = raw.stall_us;
   opts->spin_us = raw.spin_us;
+  opts->write_behind_kb = raw.write_behind_kb;
   if (raw.read_ahead_kb != kNotGiven) {
     opts->read_ahead_kb = raw.read_ahead_kb;
     opts->read_ahead_kb_asked = true;
@@ -206,6 +211,11 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   if (opts->read_ahead_kb > kMaxReadAheadKb) {
     *why = "read_ahead_kb must be between 0 and " + std::to_string(kMaxReadAheadKb) + " KiB (got " +
            std::to_string(opts->read_ahead_kb) + ")";
+    return false;
+  }
+  if (opts->write_behind_kb > kMaxWriteBehindKb) {
+    *why = "write_behind_kb must be between 0 and " + std::to_string(kMaxWriteBehindKb) + " KiB (got " +
+           std::to_string(opts->write_behind_kb) + ")";
     return false;
   }
   if (opts->spin_us > 10000) {
@@ -290,6 +300,9 @@ void print_usage(const char* prog) {
       "                              while requests come back to back (default 50; 0: sleeps)\n"
       "    -o read_ahead_kb=N        kernel readahead of the mount in KiB (default 1024, at most\n"
       "                              1048576, 0: kernel's)\n"
+      "    -o write_behind_kb=N      nfs:// SOURCE: KiB of a file's WRITEs answered before the\n"
+      "                              server's reply (default 4096, at most 262144; 0: each WRITE\n"
+      "                              waits); a failed one is reported at the next flush or fsync\n"
       "    -o log=stderr|syslog|file:PATH  (default: stderr with -f, syslog otherwise)\n"
       "    -o log_level=LEVEL        trace, debug, info, warn, error (default info)\n"
       "    -f                        stay in the foreground\n"

@@ -48,6 +48,9 @@ struct Options {
   // -o read_ahead_kb was given: failing to set it is then a warning, else information
   // (an unprivileged daemon may not write sysfs).
   bool read_ahead_kb_asked = false;
+  // nfs:// SOURCE: a file's WRITEs may be answered before the server's reply up to this
+  // many KiB in flight (nfs/write_behind.h); 0: each WRITE waits for its NFS WRITE.
+  unsigned write_behind_kb = 4096;
 
   std::string log_target;  // stderr | syslog | file:PATH; empty: stderr with -f, else syslog
   std::string log_level = "info";

@@ -89,8 +89,8 @@ class FileIo41 final : public FileIo {
     if (!o) return -EBADF;
     return e_.read(c, o, off, len, buf);
   }
-  ssize_t write(const nfs::Cred& c, uint64_t off, const char* buf, size_t len) override {
-    return writer_.write(c, off, buf, len);
+  ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data) override {
+    return writer_.write(c, off, std::move(data));
   }
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
 

@@ -15,6 +15,7 @@
 
 #include "fuse_api.h"
 #include "nfs/client.h"
+#include "nfs/write_behind.h"
 #include "nfsshim/nfs/engine.h"
 #include "options.h"
 
@@ -40,6 +41,7 @@ struct Node {
   // rename may still be opened by a path walk that found it before the rename.
   bool keep_while_known = false;
   std::shared_ptr<FileIo> io;  // while open: open state, UNSTABLE data since the last COMMIT
+  WriteBehind wb;              // WRITEs answered but not done yet (write_behind.h)
 };
 
 // ino <-> file handle. Node ids are our own counter (never reused), st_ino is the fileid.
@@ -71,6 +73,11 @@ struct NfsFs {
   nfs::Fh graveyard;           // .../u<uid>
   std::mutex bury_mu;          // bury_mu_2: sequence numbers
   uint64_t bury_seq = 0;
+  // Write-behind: bytes in flight per file (opts.write_behind_kb; 0: every WRITE waits for
+  // its NFS WRITE), writes in flight per mount (half the request threads: the others stay
+  // free for reads and metadata).
+  uint64_t wb_budget = 0;
+  std::unique_ptr<WriteBehindLimit> wb_limit;
 };
 
 bool is_nfs_source(const std::string& source);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -44,6 +45,9 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
   }
   if (open_engine(fs, url, &why) < 0) return fail(prog, opts.source + ": " + why);
   fs.nodes = std::make_unique<NodeTable>(fs.client->root());
+  fs.wb_budget = uint64_t{opts.write_behind_kb} << 10;
+  const unsigned threads = opts.singlethread ? 1 : opts.max_threads ? opts.max_threads : 10;
+  fs.wb_limit = std::make_unique<WriteBehindLimit>(std::max(1u, threads / 2));
 
   struct stat st;
   if (::stat(opts.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
@@ -75,6 +79,11 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
   if (rv == 0) {
     rv = run_loop(se, opts);
     SHIM_LOG_INFO("unmounting {} (loop ended: {})", opts.mountpoint, rv);
+    uint64_t writes, failed;
+    unsigned peak;
+    fs.wb_limit->counts(&writes, &peak, &failed);
+    SHIM_LOG_INFO("write-behind: {} writes answered before the server's reply, at most {} in flight, {} failed",
+                  writes, peak, failed);
     if (rv == SIGTERM || rv == SIGINT || rv == SIGHUP) rv = 0;
   }
   fuse_session_unmount(se);

@@ -5,12 +5,14 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <shared_mutex>
 #include <vector>
 
+#include "loop.h"
 #include "nfs/nfs_fs.h"
 #include "nfsshim/log.h"
 
@@ -93,13 +95,24 @@ void forget_node(NfsFs& fs, uint64_t ino, uint64_t count) {
   if (!entry.empty()) remove_entry(fs, *n, entry);
 }
 
-// Replies the entry of a call that returned RV with FH and A, or its error.
-void reply_entry(fuse_req_t req, int rv, const nfs::Fh& fh, const nfs::Attr& a) {
+// A, the attributes of FH fetched by a call begun at POINT (WriteBehind::now()), fetched
+// again if a write of the file answered before POINT may have landed meanwhile: their
+// size would set the file back in the kernel (write_behind.h). 0 or -errno.
+int settle_attr(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& fh, uint64_t point, nfs::Attr* a) {
+  auto n = fs.nodes->find(fh);
+  if (!n || !n->wb.raced(point)) return 0;
+  n->wb.wait_before(point);
+  return fs.client->getattr(c, fh, a);
+}
+
+// Replies the entry of a call begun at POINT that returned RV with FH and A, or its error.
+void reply_entry(fuse_req_t req, uint64_t point, int rv, const nfs::Fh& fh, nfs::Attr a) {
+  NfsFs& fs = fs_of(req);
+  if (rv == 0) rv = settle_attr(fs, cred_of(req, false), fh, point, &a);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
   }
-  NfsFs& fs = fs_of(req);
   auto n = fs.nodes->remember(fh);
   fuse_entry_param e;
   std::memset(&e, 0, sizeof e);
@@ -126,8 +139,9 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
+  const uint64_t point = WriteBehind::now();
   int rv = fs.client->lookup(cred_of(req), p->fh, name, &fh, &a);
-  reply_entry(req, rv, fh, a);
+  reply_entry(req, point, rv, fh, a);
 }
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) noexcept {
@@ -142,6 +156,7 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) no
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
   NODE_OR_FAIL(n, req, ino);
+  n->wb.wait_before(WriteBehind::now());  // the size the kernel takes includes them
   nfs::Attr a;
   int rv = fs_of(req).client->getattr(cred_of(req, false), n->fh, &a);
   if (rv < 0) {
@@ -172,6 +187,8 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   else if (to_set & FUSE_SET_ATTR_MTIME) sa.mtime = nfs::SetAttr::Time::kClient;
   sa.atime_val = attr->st_atim;
   sa.mtime_val = attr->st_mtim;
+  // Answered writes land first: a truncate after them, and the attributes replied.
+  n->wb.wait_before(WriteBehind::now());
   if (sa.set_size) {
     // Unstable data below the new size must not come back after the truncate via a resend.
     std::shared_ptr<FileIo> io;
@@ -213,8 +230,9 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
+  const uint64_t point = WriteBehind::now();
   int rv = fs.client->mkdir(cred_of(req), p->fh, name, mode & 07777, &fh, &a);
-  reply_entry(req, rv, fh, a);
+  reply_entry(req, point, rv, fh, a);
 }
 
 void op_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) noexcept {
@@ -226,8 +244,9 @@ void op_symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char*
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
+  const uint64_t point = WriteBehind::now();
   int rv = fs.client->symlink(cred_of(req), p->fh, name, link, &fh, &a);
-  reply_entry(req, rv, fh, a);
+  reply_entry(req, point, rv, fh, a);
 }
 
 void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) noexcept {
@@ -241,8 +260,10 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* n
   nfs::Cred c = cred_of(req);
   int rv = fs.client->link(c, n->fh, p->fh, newname);
   nfs::Attr a;
+  const uint64_t point = WriteBehind::now();
+  n->wb.wait_before(point);
   if (rv == 0) rv = fs.client->getattr(c, n->fh, &a);
-  reply_entry(req, rv, n->fh, a);
+  reply_entry(req, point, rv, n->fh, a);
 }
 
 // True if removing N's last name (attributes A) must keep the data for holders through the
@@ -470,6 +491,7 @@ void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uin
     io = n->io;
   }
   if (io) {
+    n->wb.wait_before(WriteBehind::now());  // their stateid is this open's (v4.1)
     io->commit(c);
     int rv = io->close(c, handle);
     if (rv < 0) SHIM_LOG_WARN("[ino {}] close: {}", n->ino, std::strerror(-rv));
@@ -538,7 +560,9 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   nfs::Attr a;
   nfs::Cred c = cred_of(req);
   std::unique_ptr<CreatedOpen> created;
+  const uint64_t point = WriteBehind::now();
   int rv = fs.client->create(c, p->fh, name, mode & 07777, (fi->flags & O_EXCL) != 0, &fh, &a, &created);
+  if (rv == 0) rv = settle_attr(fs, c, fh, point, &a);  // without O_EXCL: maybe a file being written
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
@@ -581,6 +605,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     fuse_reply_err(req, EBADF);
     return;
   }
+  n->wb.wait_overlapping(static_cast<uint64_t>(off), size);  // answered writes first
   thread_local std::vector<char> buf;
   if (buf.size() < size) buf.resize(size);
   ssize_t rv = io->read(cred_of(req, false), fi->fh, static_cast<uint64_t>(off), size, buf.data());
@@ -593,14 +618,56 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   fuse_reply_buf(req, buf.data(), static_cast<size_t>(rv));
 }
 
-void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info*) noexcept {
+// All of DATA at OFF (the server may write less per call): its size or -errno.
+ssize_t write_all(FileIo& io, const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data) {
+  const size_t size = data->size();
+  size_t done = 0;
+  while (done < size) {
+    auto piece = done == 0 ? data : std::make_shared<const std::string>(*data, done);
+    ssize_t rv = io.write(c, off + done, std::move(piece));
+    if (rv < 0) return rv;
+    if (rv == 0) return -EIO;
+    done += static_cast<size_t>(rv);
+  }
+  return static_cast<ssize_t>(size);
+}
+
+// A WRITE is answered once its data is copied and its turn has come (write_behind.h), then
+// sent; O_SYNC, O_DSYNC and O_DIRECT writes and write_behind_kb=0 wait for the server.
+void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
   auto io = io_of(n);
   if (!io) {
     fuse_reply_err(req, EBADF);
     return;
   }
-  ssize_t rv = io->write(cred_of(req, false), static_cast<uint64_t>(off), buf, size);
+  NfsFs& fs = fs_of(req);
+  const nfs::Cred c = cred_of(req, false);
+  const uint64_t at = static_cast<uint64_t>(off);
+  auto data = std::make_shared<const std::string>(buf, size);
+  const bool behind = fs.wb_budget > 0 && (fi->flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
+  if (behind) fs.wb_limit->acquire();
+  // Budget 0: waits until nothing of the file is in flight (one write at a time).
+  const int64_t ticket = n->wb.begin(at, size, behind ? fs.wb_budget : 0);
+  if (ticket < 0) {  // an earlier answered write failed (ENOSPC, EDQUOT, ...)
+    if (behind) fs.wb_limit->release(false);
+    fuse_reply_err(req, static_cast<int>(-ticket));
+    return;
+  }
+  if (behind) {
+    fuse_reply_write(req, size);
+    request_goes_on();  // the writer's next WRITE comes now
+  }
+  ssize_t rv = write_all(*io, c, at, std::move(data));
+  if (behind) {
+    n->wb.end(ticket, static_cast<int>(std::min<ssize_t>(rv, 0)));
+    fs.wb_limit->release(rv < 0);
+    if (rv < 0)
+      SHIM_LOG_WARN("[ino {}] write of {} bytes at {}, answered before the server's reply, failed: {} "
+                    "(reported at the next flush or fsync)", ino, size, at, std::strerror(static_cast<int>(-rv)));
+    return;
+  }
+  n->wb.end(ticket, 0);  // its caller hears the error itself
   if (rv < 0) {
     fuse_reply_err(req, static_cast<int>(-rv));
     return;
@@ -608,9 +675,14 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   fuse_reply_write(req, static_cast<size_t>(rv));
 }
 
+// Close-to-open and fsync: every answered write landed, then COMMIT. The error of an
+// answered write that failed is reported here (once), before the COMMIT's own.
 int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n) {
+  n->wb.wait_before(WriteBehind::now());
   auto io = io_of(n);
-  return io ? io->commit(cred_of(req, false)) : 0;
+  int rv = io ? io->commit(cred_of(req, false)) : 0;
+  int kept = n->wb.take_error();
+  return kept < 0 ? kept : rv;
 }
 
 void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
@@ -648,6 +720,8 @@ void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* 
     fuse_reply_err(req, EBADF);
     return;
   }
+  // What was written under the lock is on the server before another client can take it.
+  if (lock->l_type == F_UNLCK) n->wb.wait_before(WriteBehind::now());
   // A waiting F_SETLKW ends with EINTR when the caller is interrupted (a signal).
   std::atomic<bool> cancel{false};
   if (sleep) fuse_req_interrupt_func(req, interrupt_lock, &cancel);
@@ -677,6 +751,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 struct DirHandle {
   std::shared_ptr<Node> node;
   bool loaded = false;
+  uint64_t point = 0;  // WriteBehind::now() before the listing was read
   std::vector<nfs::DirEntry> entries;
 };
 
@@ -694,6 +769,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 
 // Reads D's listing from the server; the graveyard is left out of the root's.
 int load_listing(fuse_req_t req, NfsFs& fs, DirHandle* d) {
+  d->point = WriteBehind::now();
   int rv = fs.client->readdirplus(cred_of(req), d->node->fh, &d->entries);
   if (rv < 0) return rv;
   if (d->node->ino == FUSE_ROOT_ID) {
@@ -703,6 +779,13 @@ int load_listing(fuse_req_t req, NfsFs& fs, DirHandle* d) {
   }
   d->loaded = true;
   return 0;
+}
+
+// True if the attributes of FH read at POINT may predate an answered write (write_behind.h):
+// the entry then goes without them and the kernel looks the name up.
+bool raced(NfsFs& fs, const nfs::Fh& fh, uint64_t point) {
+  auto n = fs.nodes->find(fh);
+  return n && n->wb.raced(point);
 }
 
 void do_readdir(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool plus) {
@@ -723,7 +806,7 @@ void do_readdir(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool
     bool dot = de.name == "." || de.name == "..";
     size_t left = size - used;
     size_t len;
-    if (plus && fresh && !dot && de.has_fh && de.has_attr) {
+    if (plus && fresh && !dot && de.has_fh && de.has_attr && !raced(fs, de.fh, d->point)) {
       auto n = fs.nodes->remember(de.fh);
       fuse_entry_param e;
       std::memset(&e, 0, sizeof e);
@@ -804,8 +887,9 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   NODE_OR_FAIL(p, req, parent);
   nfs::Fh fh;
   nfs::Attr a;
+  const uint64_t point = WriteBehind::now();
   int rv = fs.client->create(cred_of(req), p->fh, name, mode & 07777, true, &fh, &a, nullptr);
-  reply_entry(req, rv, fh, a);
+  reply_entry(req, point, rv, fh, a);
 }
 
 }  // namespace

@@ -18,6 +18,12 @@
 #                              the other, F_SETLKW waits for its release or ends on a signal,
 #                              close(2) releases; control: two vers=3 mounts (kernel-local
 #                              locks) do not see each other's locks
+#   write-behind               WRITEs answered before the server's reply (write_behind_kb):
+#                              16 KiB appends land intact while another process's stat never
+#                              sees the size go down; several were in flight at once;
+#                              O_SYNC writes and write_behind_kb=0 are never answered early;
+#                              on a full export (8 MiB tmpfs) the failed write's ENOSPC
+#                              reaches the application, and the next writes work again
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -28,11 +34,13 @@ work=$(mktemp -d /tmp/nfsshim-fuse-nfs.XXXXXX)
 mnt=$work/mnt
 mkdir -p "$mnt"
 shim_pid=
+shim_opts=  # more -o options for the daemon
 cleanup() {
   set +e
   grep -q " $mnt " /proc/self/mountinfo && fusermount3 -u -z "$mnt"
   [ -n "$shim_pid" ] && kill "$shim_pid" 2>/dev/null && wait "$shim_pid" 2>/dev/null
   ganesha_stop "$work/state"
+  grep -q " $work/small " /proc/self/mountinfo && umount "$work/small"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -43,7 +51,7 @@ case $mode in *-v41) mode=${mode%-v41} vers=4.1 engine="direct NFSv4.1 engine" ;
 url="nfs://127.0.0.1/export?vers=$vers&nfsport=$port&mountport=$mnt_port"
 
 start_mount() {  # SOURCE MOUNTPOINT LOG: the daemon in the background, its PID in started
-  "$shim" "$1" "$2" -f -o log=file:"$3" &
+  "$shim" "$1" "$2" -f -o log=file:"$3"${shim_opts:+,$shim_opts} &
   started=$!
   for i in $(seq 100); do
     grep -q " $2 .* fuse.nfsshim-fuse " /proc/self/mountinfo && return 0
@@ -210,6 +218,55 @@ locks)
   second_unmount
   unmount_nfs
   pass "vers=4.1: POSIX locks are the server's, seen through every mount"
+  ;;
+write-behind)
+  check="python3 $here/write_behind_check.py"
+  early() {  # the number of writes the last mount answered early (logged at unmount)
+    sed -n "s/.*write-behind: \([0-9]*\) writes answered.*/\1/p" "$work/shim.log" | tail -1
+  }
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  head -c $((48 << 20)) /dev/urandom > "$work/data"
+  mount_nfs "&nconnect=4"
+  $check sizes "$mnt/log" "$work/ready" "$work/stop" > "$work/sizes.out" &
+  checker=$!
+  for i in $(seq 200); do [ -e "$work/ready" ] && break; sleep 0.05; done
+  [ -e "$work/ready" ] || fail "the stat checker did not start"
+  dd if="$work/data" of="$mnt/log" bs=16k conv=fsync status=none || fail "dd through the mount"
+  touch "$work/stop"
+  wait $checker || fail "a stat saw the size go down while writes were answered early: $(cat "$work/sizes.out")"
+  cat "$work/sizes.out"
+  cmp "$work/data" "$mnt/log" || fail "data read through the mount differs"
+  unmount_nfs
+  cmp "$work/data" "$work/export/log" || fail "data on the export differs"
+  line=$(grep "write-behind:" "$work/shim.log" | tail -1)
+  echo "$line"
+  [ "$(early)" -ge 3072 ] || fail "the 3072 writes were not answered early: $line"
+  peak=$(echo "$line" | sed -n 's/.*at most \([0-9]*\) in flight.*/\1/p')
+  [ "${peak:-0}" -ge 2 ] || fail "never two writes in flight at once: $line"
+  # O_SYNC writes wait for the server; so does every write with write_behind_kb=0.
+  mount_nfs "&nconnect=4"
+  dd if="$work/data" of="$mnt/sync" bs=1M count=8 oflag=sync status=none || fail "O_SYNC dd"
+  unmount_nfs
+  [ "$(early)" = 0 ] || fail "O_SYNC writes were answered early: $(grep write-behind: "$work/shim.log" | tail -1)"
+  shim_opts=write_behind_kb=0 mount_nfs "&nconnect=4"
+  dd if="$work/data" of="$mnt/plain" bs=1M count=8 status=none || fail "dd with write_behind_kb=0"
+  unmount_nfs
+  [ "$(early)" = 0 ] || fail "write_behind_kb=0: writes answered early"
+  cmp -n $((8 << 20)) "$work/data" "$work/export/sync" && cmp -n $((8 << 20)) "$work/data" "$work/export/plain" ||
+    fail "O_SYNC or write_behind_kb=0 data differs"
+  # A full export: the error of a write answered early reaches the application.
+  ganesha_stop "$work/state"
+  mkdir -p "$work/small"
+  mount -t tmpfs -o size=8m nfsshim-wb-nospc "$work/small" || fail "tmpfs"
+  ganesha_start "$work/state" "$work/small" "$port" "$mnt_port" VFS || fail "ganesha on the tmpfs"
+  mount_nfs "&nconnect=2"
+  $check nospc "$mnt/big" 16 || fail "16 MiB into 8 MiB"
+  rm "$mnt/big" || fail "rm"
+  dd if="$work/data" of="$mnt/after" bs=16k count=128 conv=fsync status=none || fail "a write after the ENOSPC was reported"
+  cmp -n $((2 << 20)) "$work/data" "$mnt/after" || fail "data after the ENOSPC differs"
+  unmount_nfs
+  grep "write-behind:" "$work/shim.log" | tail -1
+  pass "write-behind through vers=$vers: data intact, size never set back, sync writes wait, ENOSPC reported"
   ;;
 bad-urls)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"

@@ -17,6 +17,7 @@ expect_error "unknown option.*bogus" $SHIM "$T/back" "$T/mnt" -f -o bogus
 expect_error "invalid parameter.*entry_timeout" $SHIM "$T/back" "$T/mnt" -f -o entry_timeout=soon
 expect_error "log_level must be" $SHIM "$T/back" "$T/mnt" -f -o log_level=loud
 expect_error "spin_us must be between 0 and 10000.*got 20000" $SHIM "$T/back" "$T/mnt" -f -o spin_us=20000
+expect_error "write_behind_kb must be between 0 and 262144 KiB.*got 300000" $SHIM "$T/back" "$T/mnt" -f -o write_behind_kb=300000
 expect_error "read_ahead_kb must be between 0 and 1048576 KiB (got 2000000)" $SHIM "$T/back" "$T/mnt" -f -o read_ahead_kb=2000000
 expect_error "is not a directory" $SHIM "$T/back" "$T/file" -f
 expect_error "MOUNTPOINT '$T/nowhere'" $SHIM "$T/back" "$T/nowhere" -f

@@ -57,7 +57,11 @@ void UnstableWriter::retain_locked(uint64_t off, Piece p) {
 ssize_t UnstableWriter::write(const Cred& c, uint64_t off, const char* buf, size_t len) {
   // The copy kept until COMMIT is made first and the WRITEs are sent from it: an engine
   // that sends in place (v4.1) copies nothing more; libnfs (v3) copies into its requests.
-  auto data = std::make_shared<const std::string>(buf, len);
+  return write(c, off, std::make_shared<const std::string>(buf, len));
+}
+
+ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const std::string> data) {
+  const size_t len = data->size();
   bool full;
   ssize_t n;
   {

@@ -251,6 +251,8 @@ class UnstableWriter {
   UnstableWriter(Engine& e, Fh fh, size_t max_retained = 64u << 20);
   UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained = 64u << 20);
   ssize_t write(const Cred& c, uint64_t off, const char* buf, size_t len);
+  // The same with the copy already made (kept until COMMIT, WRITEs sent from it).
+  ssize_t write(const Cred& c, uint64_t off, std::shared_ptr<const std::string> data);
   int commit(const Cred& c);
   uint64_t resent_bytes() const { return resent_bytes_.load(); }
   size_t retained_bytes();

@@ -1,0 +1,80 @@
+// Write-behind for an nfs:// mount. A WRITE is answered as soon as its data is copied and
+// before the NFS WRITE is done (the kernel's NFS client answers write(2) from its page cache
+// the same way), so one writer keeps several WRITEs in flight instead of one: without it a
+// writer waits out each NFS round trip. Bounded per file (bytes) and per mount (writes: each
+// in-flight write holds a request thread). A write that then fails keeps its error for the
+// file's next flush or fsync (which report and clear it) and fails later writes until then.
+//
+// Whatever could see the file on the server before such a write lands waits for it:
+// overlapping reads and writes, and every fetch of attributes that the kernel would take
+// (their size would set the file back). The kernel itself ignores attributes from a request
+// sent before a WRITE reply that came later (fuse_change_attributes' attr_version), so only
+// writes begun before the request matter; now() marks that point.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace nfsshim::fuse::nfsfs {
+
+// Per mount: at most MAX_WRITES writes in flight across all files.
+class WriteBehindLimit {
+ public:
+  explicit WriteBehindLimit(unsigned max_writes) : max_(max_writes) {}
+  void acquire();
+  void release(bool failed);
+  // For the log at unmount: writes answered early, most in flight at once, failed ones.
+  void counts(uint64_t* writes, unsigned* peak, uint64_t* failed);
+
+ private:
+  const unsigned max_;
+  std::mutex mu_;  // wb_limit_mu_3
+  std::condition_variable cv_;
+  unsigned writes_ = 0;
+  unsigned peak_ = 0;
+  uint64_t total_ = 0;
+  uint64_t failed_ = 0;
+};
+
+class WriteBehind {
+ public:
+  // A point in the order of all writes begun on the mount.
+  static uint64_t now();
+
+  // Starts a write of [OFF, OFF+LEN): waits until no write in flight overlaps it and the
+  // file's writes in flight hold at most BUDGET bytes with it (one alone may be larger).
+  // Returns its ticket (> 0), or the kept error of a failed write (-errno, not cleared).
+  int64_t begin(uint64_t off, uint64_t len, uint64_t budget);
+  // Ends the write TICKET; ERR < 0 is kept for the next flush/fsync.
+  void end(int64_t ticket, int err);
+
+  // Waits until every write begun before POINT has ended.
+  void wait_before(uint64_t point);
+  // Waits until no write overlapping [OFF, OFF+LEN) is in flight.
+  void wait_overlapping(uint64_t off, uint64_t len);
+  // True if a write begun before POINT may have landed during a call started at POINT (it
+  // is in flight, or a write ended after POINT): attributes that call fetched may be stale.
+  bool raced(uint64_t point);
+  // The kept error (then cleared), or 0.
+  int take_error();
+
+  uint64_t peak_bytes();  // most bytes in flight at once
+
+ private:
+  struct Range {
+    uint64_t off, end;
+  };
+  bool overlaps_locked(uint64_t off, uint64_t end) const;
+  std::mutex mu_;  // wb_mu_2: never held across an RPC
+  std::condition_variable cv_;
+  std::map<uint64_t, Range> inflight_;  // by ticket (= its begin point)
+  uint64_t bytes_ = 0;
+  uint64_t peak_ = 0;
+  uint64_t last_end_ = 0;  // now() after the latest end
+  int error_ = 0;
+};
+
+}  // namespace nfsshim::fuse::nfsfs

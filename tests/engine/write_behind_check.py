@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""What an application sees of nfsshim-fuse's write-behind (fuse_nfs_test.sh write-behind).
+
+  write_behind_check.py sizes PATH READYFILE STOPFILE
+      creates READYFILE, then stat()s PATH until STOPFILE exists; fails (exit 1) if its size
+      ever went down: a GETATTR answered before an answered write landed would set it back.
+  write_behind_check.py nospc PATH MIB
+      writes MIB MiB into PATH (1 MiB writes, then fsync, close) on a filesystem with less
+      room; prints where ENOSPC came; fails if every call succeeded (a lost write error)
+      or another error came.
+"""
+import errno
+import os
+import sys
+import time
+
+
+def sizes(path, readyfile, stopfile):
+    last, seen, drops = -1, 0, []
+    open(readyfile, "w").close()
+    while not os.path.exists(stopfile):
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            time.sleep(0.001)
+            continue
+        seen += 1
+        if size < last:
+            drops.append((last, size))
+        last = max(last, size)
+    print(f"sizes: {seen} stats, last size {last}, {len(drops)} drops {drops[:5]}")
+    return 1 if drops or seen < 10 else 0
+
+
+def nospc(path, mib):
+    chunk = os.urandom(1 << 20)
+    where = []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for i in range(mib):
+        try:
+            os.write(fd, chunk)
+        except OSError as e:
+            where.append(f"write {i}: {errno.errorcode.get(e.errno, e.errno)}")
+            if e.errno != errno.ENOSPC:
+                break
+    for name, call in (("fsync", os.fsync), ("close", os.close)):
+        try:
+            call(fd)
+        except OSError as e:
+            where.append(f"{name}: {errno.errorcode.get(e.errno, e.errno)}")
+    print("nospc: " + ("; ".join(where) if where else "no error"))
+    if not where:
+        return 1  # MIB MiB cannot fit: an error was lost
+    return 0 if all(w.endswith("ENOSPC") for w in where) else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "sizes":
+        sys.exit(sizes(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if len(sys.argv) == 4 and sys.argv[1] == "nospc":
+        sys.exit(nospc(sys.argv[2], int(sys.argv[3])))
+    sys.exit(__doc__)

@@ -1,0 +1,141 @@
+// WriteBehind (fusefs/nfs/write_behind.h): who waits for which answered write.
+#include "nfs/write_behind.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <future>
+#include <thread>
+
+namespace nfsshim::fuse::nfsfs {
+namespace {
+
+using namespace std::chrono_literals;
+
+// True if F is still running after a while: it waits (a wrong "waits" can only pass here,
+// never fail, so each test also checks that it ends once the reason is gone).
+template <typename T>
+bool still_waiting(std::future<T>& f) {
+  return f.wait_for(100ms) == std::future_status::timeout;
+}
+
+TEST(WriteBehind, AnOverlappingWriteWaitsForTheOneInFlight) {
+  WriteBehind wb;
+  int64_t a = wb.begin(0, 100, 1 << 20);
+  ASSERT_GT(a, 0);
+  auto b = std::async(std::launch::async, [&] { return wb.begin(50, 100, 1 << 20); });
+  EXPECT_TRUE(still_waiting(b));
+  // A write beside it (no overlap) goes at once.
+  int64_t c = wb.begin(200, 100, 1 << 20);
+  EXPECT_GT(c, a);
+  wb.end(a, 0);
+  ASSERT_EQ(b.wait_for(5s), std::future_status::ready);
+  int64_t bt = b.get();
+  EXPECT_GT(bt, c);
+  wb.end(c, 0);
+  wb.end(bt, 0);
+}
+
+TEST(WriteBehind, TheBudgetBoundsBytesInFlightButNeverStopsAWriteAlone) {
+  WriteBehind wb;
+  int64_t a = wb.begin(0, 4, 8);
+  int64_t b = wb.begin(4, 4, 8);
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  auto c = std::async(std::launch::async, [&] { return wb.begin(8, 4, 8); });
+  EXPECT_TRUE(still_waiting(c));
+  wb.end(a, 0);
+  ASSERT_EQ(c.wait_for(5s), std::future_status::ready);
+  int64_t ct = c.get();
+  EXPECT_GT(ct, 0);
+  EXPECT_EQ(wb.peak_bytes(), 8u);
+  wb.end(b, 0);
+  wb.end(ct, 0);
+  // Larger than the budget, alone: goes (and budget 0 means one write at a time).
+  int64_t big = wb.begin(0, 100, 8);
+  EXPECT_GT(big, 0);
+  auto next = std::async(std::launch::async, [&] { return wb.begin(1000, 1, 0); });
+  EXPECT_TRUE(still_waiting(next));
+  wb.end(big, 0);
+  ASSERT_EQ(next.wait_for(5s), std::future_status::ready);
+  wb.end(next.get(), 0);
+}
+
+TEST(WriteBehind, AFailedWriteFailsLaterWritesUntilAFlushTakesItsError) {
+  WriteBehind wb;
+  int64_t a = wb.begin(0, 4, 4);
+  ASSERT_GT(a, 0);
+  // A writer waiting for room hears the failure instead of waiting on.
+  auto waiting = std::async(std::launch::async, [&] { return wb.begin(4, 4, 4); });
+  EXPECT_TRUE(still_waiting(waiting));
+  wb.end(a, -ENOSPC);
+  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(waiting.get(), -ENOSPC);
+  EXPECT_EQ(wb.begin(8, 4, 4), -ENOSPC);  // not cleared by being returned
+  EXPECT_EQ(wb.take_error(), -ENOSPC);
+  EXPECT_EQ(wb.take_error(), 0);  // reported once
+  int64_t b = wb.begin(8, 4, 4);
+  EXPECT_GT(b, 0);
+  wb.end(b, 0);
+  EXPECT_EQ(wb.take_error(), 0);
+}
+
+TEST(WriteBehind, WaitBeforeWaitsOnlyForWritesBegunEarlier) {
+  WriteBehind wb;
+  int64_t early = wb.begin(0, 10, 1 << 20);
+  const uint64_t point = WriteBehind::now();
+  int64_t late = wb.begin(10, 10, 1 << 20);
+  ASSERT_GT(static_cast<uint64_t>(late), point);
+  auto w = std::async(std::launch::async, [&] { wb.wait_before(point); });
+  EXPECT_TRUE(still_waiting(w));
+  wb.end(early, 0);
+  EXPECT_EQ(w.wait_for(5s), std::future_status::ready);  // LATE still in flight
+  wb.end(late, 0);
+}
+
+TEST(WriteBehind, AReadWaitsOnlyForWritesItOverlaps) {
+  WriteBehind wb;
+  int64_t a = wb.begin(100, 10, 1 << 20);
+  wb.wait_overlapping(0, 100);     // ends right before: no wait
+  wb.wait_overlapping(110, 1000);  // starts right after: no wait
+  auto r = std::async(std::launch::async, [&] { wb.wait_overlapping(105, 1); });
+  EXPECT_TRUE(still_waiting(r));
+  wb.end(a, 0);
+  EXPECT_EQ(r.wait_for(5s), std::future_status::ready);
+}
+
+TEST(WriteBehind, RacedSaysWhenAttributesFetchedSinceAPointMayBeStale) {
+  WriteBehind wb;
+  const uint64_t p0 = WriteBehind::now();
+  EXPECT_FALSE(wb.raced(p0));  // nothing written
+  int64_t a = wb.begin(0, 10, 1 << 20);
+  EXPECT_FALSE(wb.raced(p0));  // begun after P0: the kernel ignores older attributes itself
+  const uint64_t p1 = WriteBehind::now();
+  EXPECT_TRUE(wb.raced(p1));  // in flight, begun before P1
+  wb.end(a, 0);
+  EXPECT_TRUE(wb.raced(p1));  // landed after P1: a fetch begun at P1 may not include it
+  const uint64_t p2 = WriteBehind::now();
+  EXPECT_FALSE(wb.raced(p2));  // landed before P2
+}
+
+TEST(WriteBehindLimit, BoundsWritesInFlightAndCountsThem) {
+  WriteBehindLimit lim(2);
+  lim.acquire();
+  lim.acquire();
+  auto third = std::async(std::launch::async, [&] { lim.acquire(); });
+  EXPECT_TRUE(still_waiting(third));
+  lim.release(true);
+  ASSERT_EQ(third.wait_for(5s), std::future_status::ready);
+  lim.release(false);
+  lim.release(false);
+  uint64_t writes, failed;
+  unsigned peak;
+  lim.counts(&writes, &peak, &failed);
+  EXPECT_EQ(writes, 3u);
+  EXPECT_EQ(peak, 2u);
+  EXPECT_EQ(failed, 1u);
+}
+
+}  // namespace
+}  // namespace nfsshim::fuse::nfsfs
