@@ -280,10 +280,11 @@ int run(int argc, char** argv) {
   if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");
   set_read_ahead(fs.opts);
   SHIM_LOG_INFO("mounted {} on {} ({}; entry_timeout {}s, attr_timeout {}s, keep_cache {}, "
-                "writeback {}, passthrough {})",
+                "writeback {}, passthrough {}, parallel lookups {})",
                 fs.opts.source, fs.opts.mountpoint, fs.backing_nfs ? "NFS" : "not NFS",
                 fs.opts.entry_timeout, fs.opts.attr_timeout, fs.opts.keep_cache ? "on" : "off",
-                fs.opts.writeback ? "on" : "off", passthrough::active() ? "on" : "off");
+                fs.opts.writeback ? "on" : "off", passthrough::active() ? "on" : "off",
+                passthrough::parallel_dirops() ? "on" : "off");
 
   // The mount exists now: detach (the parent exits 0 once the child is ready).
   if (fuse_daemonize(fs.opts.foreground) != 0) {

@@ -17,6 +17,7 @@ namespace {
 // From the kernel's include/uapi/linux/fuse.h (protocol 7.40, Linux 6.9); libfuse 3.14's
 // copy of that header is 7.38 and not installed.
 constexpr uint32_t kOpOpen = 14, kOpInit = 26, kOpCreate = 35;
+constexpr uint32_t kParallelDirops = 1u << 18;  // FUSE_PARALLEL_DIROPS
 constexpr uint32_t kInitExt = 1u << 30;      // FUSE_INIT_EXT: flags2 is there
 constexpr uint32_t kPassthrough2 = 1u << 5;  // FUSE_PASSTHROUGH (1ULL << 37), in flags2
 constexpr uint32_t kOpenPassthrough = 1u << 7;  // FOPEN_PASSTHROUGH
@@ -58,6 +59,13 @@ constexpr unsigned long kIocBackingClose = _IOW(229, 2, uint32_t);
 std::atomic<int> g_fd{-1};
 std::atomic<bool> g_offered{false};
 std::atomic<bool> g_active{false};
+// FUSE_PARALLEL_DIROPS offered by the kernel, and asked for in our INIT reply: lookups and
+// readdirs in one directory run at once instead of one after another on the directory's
+// lock. libfuse wants it by default (FUSE_CAP_PARALLEL_DIROPS) but its do_init never puts
+// it into the reply (3.14; fusefs/README.md), so a lookup stuck on a slow NFS server held
+// up every other lookup in that directory.
+std::atomic<bool> g_dirops_offered{false};
+std::atomic<bool> g_parallel_dirops{false};
 
 // The request this thread read last, and so serves now (every loop serves what it read).
 thread_local uint64_t t_unique = 0;
@@ -77,6 +85,7 @@ thread_local bool t_carried = false;
       std::memcpy(&in, static_cast<char*>(buf) + sizeof h, sizeof in);
       // flags2 exists from protocol 7.36 on, and counts only with FUSE_INIT_EXT.
       g_offered = in.minor >= 36 && (in.flags & kInitExt) && (in.flags2 & kPassthrough2);
+      g_dirops_offered = (in.flags & kParallelDirops) != 0;
     }
   }
   return n;
@@ -99,18 +108,24 @@ ssize_t write_edited(int fd, struct iovec* iov, int count, size_t min_len, Edit 
   if (count >= 1 && iov[0].iov_len == sizeof h) std::memcpy(&h, iov[0].iov_base, sizeof h);
   const bool ours = t_unique != 0 && h.unique == t_unique && h.error == 0;
   ssize_t n = -2;
-  if (ours && t_opcode == kOpInit && g_offered) {
-    n = write_edited(fd, iov, count, kInitOutMin, [](char* p, size_t) {
+  if (ours && t_opcode == kOpInit && (g_offered || g_dirops_offered)) {
+    const bool pt = g_offered, dirops = g_dirops_offered;
+    n = write_edited(fd, iov, count, pt ? kInitOutMin : kInitOutFlags + 4, [pt, dirops](char* p, size_t) {
       uint32_t v;
       std::memcpy(&v, p + kInitOutFlags, 4);
-      v |= kInitExt;
+      if (dirops) v |= kParallelDirops;
+      if (pt) v |= kInitExt;
       std::memcpy(p + kInitOutFlags, &v, 4);
+      if (!pt) return;
       std::memcpy(&v, p + kInitOutFlags2, 4);
       v |= kPassthrough2;
       std::memcpy(p + kInitOutFlags2, &v, 4);
       std::memcpy(p + kInitOutStackDepth, &kMaxStackDepth, 4);
     });
-    if (n >= 0) g_active = true;
+    if (n >= 0) {
+      g_active = pt;
+      g_parallel_dirops = dirops;
+    }
   } else if (ours && (t_opcode == kOpOpen || t_opcode == kOpCreate) && t_backing_id > 0) {
     const int id = t_backing_id;
     // fuse_open_out ends the payload (CREATE: after fuse_entry_out).
@@ -163,6 +178,7 @@ void say_off(bool asked, const std::string& msg) {
 
 bool kernel_offers() { return g_offered.load(); }
 bool active() { return g_active.load(); }
+bool parallel_dirops() { return g_parallel_dirops.load(); }
 
 int backing_open(int fd) {
   BackingMap map{};

@@ -37,6 +37,9 @@ bool install(fuse_session* se, std::string* why);
 bool kernel_offers();
 // We asked for it in the INIT reply: opens may use it.
 bool active();
+// Our io also asked for FUSE_PARALLEL_DIROPS in the INIT reply (where the kernel offered it,
+// whether or not it offered passthrough): lookups in one directory run in parallel.
+bool parallel_dirops();
 
 // Registers backing file FD: its id (> 0), or -errno (EPERM without CAP_SYS_ADMIN,
 // ELOOP for a SOURCE that is itself stacked, EOPNOTSUPP when the kernel refused). EPERM and

@@ -56,7 +56,7 @@ mount_shim() {
   if [ -n "$want" ]; then
     local i
     for i in $(seq 50); do grep -q "mounted $src on $mnt .*passthrough" "$T/shim.log" && break; sleep 0.1; done
-    grep "mounted $src on $mnt " "$T/shim.log" | tail -n 1 | grep -q "passthrough $want)" ||
+    grep "mounted $src on $mnt " "$T/shim.log" | tail -n 1 | grep -q "passthrough $want," ||
       fail "FUSEFS_MODE=$FUSEFS_MODE on $(uname -r): want passthrough $want: $(grep -i passthrough "$T/shim.log")"
   fi
 }
@@ -101,8 +101,8 @@ unmount_shim() {  # MNT: unmount and wait for the daemon to exit
   wait "$SHIM_PID" 2>/dev/null
 }
 
-mount_bindfs() {  # SRC MNT
-  bindfs "$1" "$2" || fail "bindfs $1 $2"
+mount_bindfs() {  # SRC MNT [bindfs options...]
+  bindfs "${@:3}" "$1" "$2" || fail "bindfs $*"
   MOUNTS+=("$2")
   wait_mounted "$2" fuse
 }
