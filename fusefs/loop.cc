@@ -288,6 +288,11 @@ int run_adaptive_loop(fuse_session* se, unsigned max_threads, unsigned stall_us,
   return rv;
 }
 
+unsigned request_threads(const Options& opts) {
+  if (opts.singlethread) return 1;
+  return opts.max_threads ? opts.max_threads : 10;
+}
+
 // Multi-threaded by default: on NFS each request waits for the server, and one thread
 // would serialize every caller. The adaptive loop (loop.h) keeps one hot thread while
 // requests are quick; libfuse's loop (stall_us=0, clone_fd, max_idle_threads) hands each
@@ -295,8 +300,7 @@ int run_adaptive_loop(fuse_session* se, unsigned max_threads, unsigned stall_us,
 int run_loop(fuse_session* se, const Options& opts) {
   if (opts.singlethread) return fuse_session_loop(se);
   if (opts.stall_us && !opts.clone_fd && !opts.max_idle_threads)
-    return run_adaptive_loop(se, opts.max_threads ? opts.max_threads : 10, opts.stall_us,
-                             opts.spin_us);
+    return run_adaptive_loop(se, request_threads(opts), opts.stall_us, opts.spin_us);
 #if FUSE_USE_VERSION >= 312
   fuse_loop_config* cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);

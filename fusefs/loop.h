@@ -31,6 +31,10 @@
 
 namespace nfsshim::fuse {
 
+// The most request threads OPTS allow (-s: 1; max_threads, default 10). libfuse's own loop
+// before 3.12 has no such bound; then this is what the adaptive loop would use.
+unsigned request_threads(const Options& opts);
+
 // Serves SE with the loop OPTS choose (-s: one thread; stall_us: the adaptive loop below;
 // clone_fd, max_idle_threads or stall_us=0: libfuse's multi-threaded loop). Returns what
 // the loop returns (0, or the signal that ended it, or -errno).

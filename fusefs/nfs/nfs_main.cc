@@ -46,8 +46,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
   if (open_engine(fs, url, &why) < 0) return fail(prog, opts.source + ": " + why);
   fs.nodes = std::make_unique<NodeTable>(fs.client->root());
   fs.wb_budget = uint64_t{opts.write_behind_kb} << 10;
-  const unsigned threads = opts.singlethread ? 1 : opts.max_threads ? opts.max_threads : 10;
-  fs.wb_limit = std::make_unique<WriteBehindLimit>(std::max(1u, threads / 2));
+  fs.wb_limit = std::make_unique<WriteBehindLimit>(std::max(1u, request_threads(opts) / 2));
 
   struct stat st;
   if (::stat(opts.mountpoint.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))

@@ -258,10 +258,9 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* n
   NODE_OR_FAIL(n, req, ino);
   NODE_OR_FAIL(p, req, newparent);
   nfs::Cred c = cred_of(req);
+  const uint64_t point = WriteBehind::now();
   int rv = fs.client->link(c, n->fh, p->fh, newname);
   nfs::Attr a;
-  const uint64_t point = WriteBehind::now();
-  n->wb.wait_before(point);
   if (rv == 0) rv = fs.client->getattr(c, n->fh, &a);
   reply_entry(req, point, rv, n->fh, a);
 }
