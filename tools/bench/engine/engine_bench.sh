@@ -122,4 +122,4 @@ fi
 
 echo
 echo "=== summary (best of $reps repetitions; the machine is shared, so single runs are noisy)"
-awk -v ncpu="$(nproc)" -f "$root/tools/bench/engine/summary.awk" "$out"
+awk -v ncpu="$(nproc)" -f "$root/tools/bench/engine/lib.awk" -f "$root/tools/bench/engine/summary.awk" "$out"

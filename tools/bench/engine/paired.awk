@@ -1,4 +1,4 @@
-# paired.awk [-v by=io|vers] DATA: paired.sh's table (DATA may be its whole printed output).
+# awk -f lib.awk -f paired.awk [-v by=io|vers] DATA: paired.sh's table (DATA may be its whole printed output).
 # Reads the lines "pair=P first=X load1=L phase=.. vers=3|4.1 io=io_uring|epoll nconnect=N
 # MiBps=.. ops_per_s=.. cpu_s_per_GiB=.. syscalls_per_rpc=.. loop_syscalls_per_rpc=.." and
 # pairs the two sides of BY (io, the default: io_uring with epoll, rows per vers; vers:
@@ -19,14 +19,7 @@ BEGIN {
   else { print "paired.awk: -v by= must be io or vers, got '" by "'" > "/dev/stderr"; bad = 1; exit 1 }
   sa = by == "io" ? "u" : "4.1"; sb = by == "io" ? "e" : "3"; ab = sa "/" sb  # short labels
 }
-function kv(line, key,   m) {
-  if (match(line, "(^| )" key "=[^ ]+")) { m = substr(line, RSTART, RLENGTH); sub(/^ /, "", m); return substr(m, length(key) + 2) }
-  return ""
-}
-function sort(a, n,   i, j, t) {  # insertion sort of a[1..n], ascending (mawk has no asort)
-  for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-}
-function median(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+# kv, sort, median: lib.awk (awk -f lib.awk -f paired.awk).
 # P(Binomial(n, 1/2) <= j)
 function binom_cdf(n, j,   i, c, s) {
   c = 1; s = 0

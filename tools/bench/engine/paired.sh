@@ -86,5 +86,5 @@ echo "# elapsed $(( $(date +%s) - t0 )) s"
 echo
 if [ "$by" = io ]; then echo "=== paired io_uring / epoll ($pairs pairs, size $size MiB; paired.awk)"
 else echo "=== paired NFSv4.1 / NFSv3 ($pairs pairs, size $size MiB; paired.awk)"; fi
-awk -v by="$by" -f "$root/tools/bench/engine/paired.awk" "$out"
+awk -v by="$by" -f "$root/tools/bench/engine/lib.awk" -f "$root/tools/bench/engine/paired.awk" "$out"
 if [ $failed -ne 0 ]; then echo "$failed engine_bench runs FAILED (see the FAILED lines)" >&2; exit 1; fi

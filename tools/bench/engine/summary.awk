@@ -4,7 +4,7 @@
 # srvCPU: the server's (ganesha's) CPU per GiB in the same phase. Client and server share
 # this machine's NCPU CPUs (awk -v ncpu=N), so NCPU / (client + server CPU per GiB) bounds
 # the speed: the "ceiling" lines.
-function kv(line, key,   m) { if (match(line, "(^| )" key "=[^ ]+")) { m = substr(line, RSTART, RLENGTH); sub(/^ /, "", m); return substr(m, length(key) + 2) } return "" }
+# kv: lib.awk (awk -f lib.awk -f summary.awk).
 /phase=nfscp_write/ { v = kv($0, "MiBps") + 0; if (v > cpw) { cpw = v; cpwc = kv($0, "cpu_s_per_GiB"); cpwr = kv($0, "peak_rss_MiB"); cpws = kv($0, "server_cpu_s_per_GiB") } }
 /phase=nfscp_read/  { v = kv($0, "MiBps") + 0; if (v > cpr) { cpr = v; cprc = kv($0, "cpu_s_per_GiB"); cprr = kv($0, "peak_rss_MiB"); cprs = kv($0, "server_cpu_s_per_GiB") } }
 /phase=mount_/ { vers = kv($0, "vers"); if (vers == "") vers = "3"

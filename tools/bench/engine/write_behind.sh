@@ -70,22 +70,4 @@ done
 
 echo
 echo "=== write-behind (write_behind_kb=$wb_kb) / off (0), $pairs pairs"
-awk '
-function kv(line, key,   m) { if (match(line, "(^| )" key "=[^ ]+")) { m = substr(line, RSTART, RLENGTH); sub(/^ /, "", m); return substr(m, length(key) + 2) } return "" }
-function sort(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sort(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-/^pair=[0-9]/ {
-  row = "vers=" kv($0, "vers") " bs=" kv($0, "bs"); side = kv($0, "write_behind_kb") + 0 ? "on" : "off"
-  speed[row, kv($0, "pair"), side] = kv($0, "MiBps"); cpu[row, kv($0, "pair"), side] = kv($0, "daemon_cpu_s_per_GiB")
-  if (!(row in seen)) { seen[row] = 1; rows[++nr] = row }
-  if (kv($0, "pair") > np) np = kv($0, "pair")
-}
-END {
-  printf "%-18s %10s %10s %8s %14s %12s %12s\n", "row", "on MiB/s", "off MiB/s", "on/off", "range", "on cpu/GiB", "off cpu/GiB"
-  for (r = 1; r <= nr; r++) {
-    row = rows[r]
-    for (p = 1; p <= np; p++) { a[p] = speed[row, p, "on"]; b[p] = speed[row, p, "off"]; q[p] = a[p] / b[p]; x[p] = cpu[row, p, "on"]; y[p] = cpu[row, p, "off"] }
-    mon = med(a, np); moff = med(b, np); mq = med(q, np)
-    printf "%-18s %10.0f %10.0f %8.2f %6.2f-%-7.2f %12.2f %12.2f\n", row, mon, moff, mq, q[1], q[np], med(x, np), med(y, np)
-  }
-}' "$out"
+awk -f "$root/tools/bench/engine/lib.awk" -f "$root/tools/bench/engine/write_behind.awk" "$out"
