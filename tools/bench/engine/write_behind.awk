@@ -5,7 +5,7 @@
   row = "vers=" kv($0, "vers") " bs=" kv($0, "bs"); side = kv($0, "write_behind_kb") + 0 ? "on" : "off"
   speed[row, kv($0, "pair"), side] = kv($0, "MiBps"); cpu[row, kv($0, "pair"), side] = kv($0, "daemon_cpu_s_per_GiB")
   if (!(row in seen)) { seen[row] = 1; rows[++nr] = row }
-  if (kv($0, "pair") > np) np = kv($0, "pair")
+  if (kv($0, "pair") + 0 > np) np = kv($0, "pair") + 0
 }
 END {
   printf "%-18s %10s %10s %8s %14s %12s %12s\n", "row", "on MiB/s", "off MiB/s", "on/off", "range", "on cpu/GiB", "off cpu/GiB"
