@@ -1,6 +1,5 @@
 #include "options.h"
 
-#include <climits>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -10,10 +9,24 @@
 namespace nfsshim::fuse {
 namespace {
 
-// read_ahead_kb not given (UINT_MAX typed reads as not given: far above kMaxReadAheadKb).
-constexpr unsigned kNotGiven = UINT_MAX;
-constexpr unsigned kMaxReadAheadKb = 1u << 20;  // 1 GiB
-constexpr unsigned kMaxWriteBehindKb = 1u << 18;  // 256 MiB per file
+// Whole-number options, parsed here rather than by fuse_opt's sscanf("%u"), which takes
+// "-1" for 4294967295 and wraps numbers too big for 32 bits without a word.
+struct NumberOption {
+  const char* name;  // "name=" is the option
+  unsigned Options::*field;
+  unsigned max;
+  const char* unit;
+};
+
+const NumberOption kNumbers[] = {
+    {"max_threads", &Options::max_threads, 100000, ""},
+    {"max_idle_threads", &Options::max_idle_threads, 100000, ""},
+    {"stall_us", &Options::stall_us, 1000000, " microseconds"},
+    {"spin_us", &Options::spin_us, 10000, " microseconds"},
+    {"read_ahead_kb", &Options::read_ahead_kb, 1u << 20, " KiB"},   // 1 GiB
+    {"write_behind_kb", &Options::write_behind_kb, 1u << 18, " KiB"},  // 256 MiB per file
+};
+constexpr int kNumberCount = static_cast<int>(sizeof kNumbers / sizeof kNumbers[0]);
 
 struct ParseContext {
   Options* opts;
@@ -35,12 +48,6 @@ struct RawOptions {
   int passthrough;
   int nosplice;
   int noallow_other;
-  unsigned max_threads;
-  unsigned max_idle_threads;
-  unsigned stall_us;
-  unsigned spin_us;
-  unsigned read_ahead_kb;
-  unsigned write_behind_kb;
 };
 
 enum Key {
@@ -51,6 +58,7 @@ enum Key {
   kHelp,
   kVersion,
   kDrop,
+  kNumber,  // kNumber + i: kNumbers[i]
 };
 
 #define RAW_OPT(templ, field, value) {templ, offsetof(RawOptions, field), value}
@@ -74,12 +82,12 @@ const struct fuse_opt kSpec[] = {
     // others) and parse_options passes allow_other on to libfuse once, if wanted.
     RAW_OPT("allow_other", noallow_other, 0),
     RAW_OPT("noallow_other", noallow_other, 1),
-    RAW_OPT("max_threads=%u", max_threads, 0),
-    RAW_OPT("max_idle_threads=%u", max_idle_threads, 0),
-    RAW_OPT("stall_us=%u", stall_us, 0),
-    RAW_OPT("spin_us=%u", spin_us, 0),
-    RAW_OPT("read_ahead_kb=%u", read_ahead_kb, 0),
-    RAW_OPT("write_behind_kb=%u", write_behind_kb, 0),
+    FUSE_OPT_KEY("max_threads=", kNumber + 0),
+    FUSE_OPT_KEY("max_idle_threads=", kNumber + 1),
+    FUSE_OPT_KEY("stall_us=", kNumber + 2),
+    FUSE_OPT_KEY("spin_us=", kNumber + 3),
+    FUSE_OPT_KEY("read_ahead_kb=", kNumber + 4),
+    FUSE_OPT_KEY("write_behind_kb=", kNumber + 5),
     FUSE_OPT_KEY("-f", kForeground),
     FUSE_OPT_KEY("foreground", kForeground),
     FUSE_OPT_KEY("-d", kDebug),
@@ -104,6 +112,27 @@ const struct fuse_opt kSpec[] = {
 
 #undef RAW_OPT
 
+// "name=N" into its field: digits only, at most the option's max.
+bool set_number(const NumberOption& o, const char* arg, Options* opts, std::string* why) {
+  const char* v = std::strchr(arg, '=') + 1;
+  const std::string range = std::string(o.name) + " must be a whole number from 0 to " +
+                            std::to_string(o.max) + o.unit;
+  unsigned long long n = 0;
+  bool ok = *v != '\0';
+  for (const char* c = v; ok && *c; ++c) {
+    ok = *c >= '0' && *c <= '9';
+    if (ok) n = n * 10 + static_cast<unsigned>(*c - '0');
+    ok = ok && n <= o.max;
+  }
+  if (!ok) {
+    *why = range + " (got '" + v + "')";
+    return false;
+  }
+  opts->*o.field = static_cast<unsigned>(n);
+  if (o.field == &Options::read_ahead_kb) opts->read_ahead_kb_asked = true;
+  return true;
+}
+
 // Returns 0 to drop ARG, 1 to keep it for libfuse, -1 on error.
 int on_option(void* data, const char* arg, int key, struct fuse_args*) {
   ParseContext* st = static_cast<RawOptions*>(data)->ctx;
@@ -126,6 +155,8 @@ int on_option(void* data, const char* arg, int key, struct fuse_args*) {
       ++st->positional;
       return 0;
     default:
+      if (key >= kNumber && key < kNumber + kNumberCount)
+        return set_number(kNumbers[key - kNumber], arg, o, &st->why) ? 0 : -1;
       return 1;  // a libfuse option: it validates it
   }
 }
@@ -156,12 +187,6 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   raw.passthrough = -1;  // neither word given
   raw.nosplice = !opts->splice;
   raw.noallow_other = !opts->allow_other;
-  raw.max_threads = opts->max_threads;
-  raw.max_idle_threads = opts->max_idle_threads;
-  raw.stall_us = opts->stall_us;
-  raw.spin_us = opts->spin_us;
-  raw.read_ahead_kb = kNotGiven;
-  raw.write_behind_kb = opts->write_behind_kb;
 
   *out = FUSE_ARGS_INIT(argc, argv);
   // fuse_opt_parse writes the templates into RAW and hands RAW to on_option.
@@ -190,15 +215,6 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   }
   opts->splice = raw.nosplice == 0;
   opts->allow_other = raw.noallow_other == 0;
-  opts->max_threads = raw.max_threads;
-  opts->max_idle_threads = raw.max_idle_threads;
-  opts->stall_us = raw.stall_us;
-  opts->spin_us = raw.spin_us;
-  opts->write_behind_kb = raw.write_behind_kb;
-  if (raw.read_ahead_kb != kNotGiven) {
-    opts->read_ahead_kb = raw.read_ahead_kb;
-    opts->read_ahead_kb_asked = true;
-  }
   if (opts->debug) opts->log_level = "debug";
 
   if (opts->show_help || opts->show_version) return true;
@@ -207,21 +223,6 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
       *why = "timeouts must be between 0 and 86400 seconds";
       return false;
     }
-  }
-  if (opts->read_ahead_kb > kMaxReadAheadKb) {
-    *why = "read_ahead_kb must be between 0 and " + std::to_string(kMaxReadAheadKb) + " KiB (got " +
-           std::to_string(opts->read_ahead_kb) + ")";
-    return false;
-  }
-  if (opts->write_behind_kb > kMaxWriteBehindKb) {
-    *why = "write_behind_kb must be between 0 and " + std::to_string(kMaxWriteBehindKb) + " KiB (got " +
-           std::to_string(opts->write_behind_kb) + ")";
-    return false;
-  }
-  if (opts->spin_us > 10000) {
-    *why = "spin_us must be between 0 and 10000 microseconds (got " +
-           std::to_string(opts->spin_us) + ")";
-    return false;
   }
   static const char* const kLevels[] = {"trace", "debug", "info", "warn", "warning", "error",
                                         "critical", "off"};
@@ -293,10 +294,10 @@ void print_usage(const char* prog) {
       "                              directory run in parallel); nopassthrough: never\n"
       "    -o nosplice               no splice for data (default: splice)\n"
       "    -o noallow_other          only the mounting user sees the mount\n"
-      "    -o max_threads=N          worker threads (default 10)\n"
+      "    -o max_threads=N          worker threads (default 10, at most 100000)\n"
       "    -o max_idle_threads=N     idle worker threads kept (libfuse's loop; default: libfuse's)\n"
       "    -o stall_us=N             a request running N us with nobody reading starts another\n"
-      "                              thread (default 100); 0: libfuse's multi-threaded loop\n"
+      "                              thread (default 100, at most 1000000); 0: libfuse's loop\n"
       "    -o spin_us=N              the reading thread stays awake up to N us after a request\n"
       "                              while requests come back to back (default 50; 0: sleeps)\n"
       "    -o read_ahead_kb=N        kernel readahead of the mount in KiB (default 1024, at most\n"

@@ -16,9 +16,15 @@ expect_error "SOURCE '$T/file': Not a directory" $SHIM "$T/file" "$T/mnt" -f
 expect_error "unknown option.*bogus" $SHIM "$T/back" "$T/mnt" -f -o bogus
 expect_error "invalid parameter.*entry_timeout" $SHIM "$T/back" "$T/mnt" -f -o entry_timeout=soon
 expect_error "log_level must be" $SHIM "$T/back" "$T/mnt" -f -o log_level=loud
-expect_error "spin_us must be between 0 and 10000.*got 20000" $SHIM "$T/back" "$T/mnt" -f -o spin_us=20000
-expect_error "write_behind_kb must be between 0 and 262144 KiB.*got 300000" $SHIM "$T/back" "$T/mnt" -f -o write_behind_kb=300000
-expect_error "read_ahead_kb must be between 0 and 1048576 KiB (got 2000000)" $SHIM "$T/back" "$T/mnt" -f -o read_ahead_kb=2000000
+expect_error "spin_us must be a whole number from 0 to 10000 microseconds (got '20000')" $SHIM "$T/back" "$T/mnt" -f -o spin_us=20000
+expect_error "write_behind_kb must be a whole number from 0 to 262144 KiB (got '300000')" $SHIM "$T/back" "$T/mnt" -f -o write_behind_kb=300000
+expect_error "read_ahead_kb must be a whole number from 0 to 1048576 KiB (got '2000000')" $SHIM "$T/back" "$T/mnt" -f -o read_ahead_kb=2000000
+# Numbers sscanf("%u") would have taken: UINT_MAX (once read as "not given"), a sign, 2^32 + 1.
+expect_error "read_ahead_kb must be a whole number.*(got '4294967295')" $SHIM "$T/back" "$T/mnt" -f -o read_ahead_kb=4294967295
+expect_error "max_threads must be a whole number from 0 to 100000 (got '-1')" $SHIM "$T/back" "$T/mnt" -f -o max_threads=-1
+expect_error "stall_us must be a whole number.*(got '4294967297')" $SHIM "$T/back" "$T/mnt" -f -o stall_us=4294967297
+expect_error "max_idle_threads must be a whole number.*(got '')" $SHIM "$T/back" "$T/mnt" -f -o max_idle_threads=
+expect_error "write_behind_kb must be a whole number.*(got '1k')" $SHIM "$T/back" "$T/mnt" -f -o write_behind_kb=1k
 expect_error "is not a directory" $SHIM "$T/back" "$T/file" -f
 expect_error "MOUNTPOINT '$T/nowhere'" $SHIM "$T/back" "$T/nowhere" -f
 expect_error "missing MOUNTPOINT" $SHIM "$T/back"
