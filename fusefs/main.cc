@@ -34,6 +34,7 @@
 #include "ops_table.h"
 #include "options.h"
 #include "passthrough.h"
+#include "read_ahead.h"
 
 extern char** environ;
 
@@ -41,7 +42,6 @@ namespace nfsshim::fuse {
 namespace {
 
 constexpr const char kProg[] = "nfsshim-fuse";
-constexpr const char kFsType[] = "fuse.nfsshim-fuse";
 
 // A start-up error: on stderr (the user is waiting for it) and in the log.
 int fail(const std::string& msg) {
@@ -170,27 +170,6 @@ bool local_fs_type(long type) {
     default: return false;
   }
 }
-
-// Raises the kernel readahead of our mount (bdi "0:N"): 128 KiB by default, too small
-// for the sequential reads brokers do.
-void set_read_ahead(const Options& opts) {
-  if (opts.read_ahead_kb == 0) return;
-  dev_t dev = 0;
-  for (const Mount& m : read_mountinfo())
-    if (m.point == opts.mountpoint && m.fstype == kFsType) dev = m.dev;
-  if (dev == 0) return;
-  std::string path = "/sys/class/bdi/" + std::to_string(major(dev)) + ":" +
-                     std::to_string(minor(dev)) + "/read_ahead_kb";
-  std::string value = std::to_string(opts.read_ahead_kb);
-  sys::Fd fd(sys::openat(AT_FDCWD, path.c_str(), O_WRONLY));
-  if (fd.valid() && ::write(fd.get(), value.data(), value.size()) >= 0) return;
-  const std::string why = errstr(fd.valid() ? errno : fd.get());
-  if (opts.read_ahead_kb_asked)
-    SHIM_LOG_WARN("cannot set {} to {}: {}", path, value, why);
-  else
-    SHIM_LOG_INFO("readahead stays the kernel's: cannot set {} to {}: {}", path, value, why);
-}
-
 
 // The daemon keeps one O_PATH descriptor per inode the kernel knows (fs.h): the usual soft
 // limit of 1024 would make the ~1000th file of a mount fail with EMFILE. Take the hard limit.

@@ -44,7 +44,8 @@ struct Options {
   // Adaptive loop: the reader spins up to this long after a request while requests come
   // back to back (loop.h). 0: it always sleeps in read(/dev/fuse).
   unsigned spin_us = 50;
-  unsigned read_ahead_kb = 1024;  // kernel readahead for the mount (0: kernel default)
+  unsigned read_ahead_kb = 1024;  // kernel readahead for the mount (0: kernel default;
+                                  // an nfs:// SOURCE: 4096 unless given)
   // -o read_ahead_kb was given: failing to set it is then a warning, else information
   // (an unprivileged daemon may not write sysfs).
   bool read_ahead_kb_asked = false;

@@ -12,6 +12,7 @@
 #include "loop.h"
 #include "nfs/nfs_fs.h"
 #include "nfsshim/log.h"
+#include "read_ahead.h"
 
 namespace nfsshim::fuse::nfsfs {
 namespace {
@@ -37,6 +38,10 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
   if (nfs::parse_nfs_url(opts.source, &url, &why) < 0) return fail(prog, "SOURCE: " + why);
   NfsFs fs;
   fs.opts = opts;
+  // Each readahead window is split into 1 MiB READs spread over the connections: 4 MiB kept
+  // 4 in flight and read 1.1-1.2x faster than 1 MiB through vers=3 and 4.1 mounts, nconnect
+  // 1 and 4 (fusefs/README.md).
+  if (!opts.read_ahead_kb_asked) fs.opts.read_ahead_kb = 4096;
   fs.graveyard_name = ".graveyard.nfsshim";
   if (!opts.graveyard.empty()) {
     if (opts.graveyard.find('/') != std::string::npos)
@@ -63,6 +68,10 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     fuse_session_destroy(se);
     return fail(prog, "cannot mount on '" + opts.mountpoint + "' (see the message above)");
   }
+  // INIT comes first and its reply resets the readahead: serve it, then raise the readahead
+  // (else sequential reads reach us as 128 KiB READs).
+  if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");
+  set_read_ahead(fs.opts);
   SHIM_LOG_INFO("mounted {} on {} ({})", opts.source, opts.mountpoint, fs.client->describe());
   if (opts.passthrough_asked)
     SHIM_LOG_WARN("passthrough: off, an nfs:// SOURCE has no local backing files to pass through to");

@@ -9,6 +9,8 @@
 #                              keeps reading a file another process unlinked through the mount;
 #                              control: the same removal by another client (no graveyard) breaks it
 #   bad-urls                   bad URLs/options/servers: clear error, non-zero exit, nothing mounted
+#   read-ahead                 the mount's readahead is raised after INIT (default 4096 KiB), so
+#                              sequential reads arrive as 1 MiB READs; control read_ahead_kb=0
 #   preserve-v41               vers=4.1: where the server keeps unlinked open files (OPEN4_RESULT_
 #                              PRESERVE_UNLINKED; simulated by a test hook, no server here sets
 #                              it) unlink of an open file is a plain REMOVE, no graveyard entry,
@@ -267,6 +269,37 @@ write-behind)
   unmount_nfs
   grep "write-behind:" "$work/shim.log" | tail -1
   pass "write-behind through vers=$vers: data intact, size never set back, sync writes wait, ENOSPC reported"
+  ;;
+read-ahead)
+  # The kernel sets the mount's readahead from the INIT reply (128 KiB); nfsshim-fuse raises
+  # it afterwards (4096 KiB by default for nfs://), so a sequential read reaches the engine
+  # as 1 MiB READs. Seen from both sides: the mount's bdi setting, and the largest READ
+  # reply in the daemon's -d trace. Control: read_ahead_kb=0 keeps the kernel's 128 KiB.
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs ""
+  dd if=/dev/urandom of="$mnt/ra.dat" bs=1M count=16 conv=fsync status=none || fail "write"
+  unmount_nfs
+  read_through() {  # OPTS: sets ra_kb (the mount's readahead) and largest (READ reply bytes)
+    "$shim" "$url" "$mnt" -f -d -o log=file:"$work/shim.log"${1:+,$1} 2>"$work/debug.txt" &
+    local pid=$!
+    for i in $(seq 100); do grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break; sleep 0.05; done
+    ra_kb=$(cat "/sys/class/bdi/$(mountpoint -d "$mnt")/read_ahead_kb")
+    cmp "$mnt/ra.dat" "$work/export/ra.dat" || fail "read through the mount ($1) differs from the export"
+    stop_mount "$mnt" "$pid"
+    largest=$(awk '/opcode: READ \(/ { split($2, a, ","); r[a[1]] = 1 }
+                   /success, outsize:/ { split($2, a, ","); if ((a[1] in r) && $NF > m) m = $NF }
+                   END { print m - 16 }' "$work/debug.txt")  # 16: the reply header
+    echo "ok: ${1:-defaults}: readahead $ra_kb KiB, largest READ $largest bytes"
+  }
+  read_through ""
+  [ "$ra_kb" = 4096 ] || fail "default readahead of an nfs:// mount is $ra_kb KiB, not 4096"
+  [ "$largest" = 1048576 ] || fail "sequential READs by default at most $largest bytes, not 1 MiB"
+  read_through "read_ahead_kb=512"
+  [ "$ra_kb" = 512 ] || fail "read_ahead_kb=512 gave $ra_kb KiB"
+  [ "$largest" -le 524288 ] || fail "read_ahead_kb=512: a READ of $largest bytes"
+  read_through "read_ahead_kb=0"
+  [ "$largest" -le 131072 ] || fail "control read_ahead_kb=0 (kernel's $ra_kb KiB): a READ of $largest bytes"
+  pass "nfs:// readahead raised after INIT: 1 MiB READs by default, data intact"
   ;;
 bad-urls)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
