@@ -12,6 +12,7 @@
 #include "loop.h"
 #include "nfs/nfs_fs.h"
 #include "nfsshim/log.h"
+#include "nfsshim/nfs/heap_tuning.h"
 #include "read_ahead.h"
 
 namespace nfsshim::fuse::nfsfs {
@@ -33,6 +34,9 @@ int open_engine(NfsFs& fs, const nfs::NfsUrl& url, std::string* why) {
 }  // namespace
 
 int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
+  // Write-behind copies every WRITE's data (up to 1 MiB) and the engines keep it until the
+  // COMMIT: with glibc's default thresholds each copy landed in fresh pages (heap_tuning.h).
+  if (!nfs::keep_io_buffers_in_heap()) SHIM_LOG_INFO("malloc: cannot raise the mmap and trim thresholds");
   nfs::NfsUrl url;
   std::string why;
   if (nfs::parse_nfs_url(opts.source, &url, &why) < 0) return fail(prog, "SOURCE: " + why);

@@ -1,9 +1,11 @@
 // Heap settings for a process that moves NFS data through the engines directly (the engine
-// benchmark, a tool embedding an engine). Not for the preload: it never changes its host's
-// heap. Not used by nfsshim-fuse: through a FUSE mount (4 writers of 400 MiB with fsync,
-// then readers; nconnect=4) it saved no measurable daemon CPU (3.07-3.31 s vs 2.76-3.44 s
-// for 3.2 GiB) and kept more memory (peak RSS 339-424 vs 279-315 MB, idle 339-402 vs
-// 152-237 MB), on a loaded machine.
+// benchmark, nfsshim-fuse with an nfs:// SOURCE). Not for the preload: it never changes its
+// host's heap. nfsshim-fuse takes it since write-behind copies every WRITE's data: 1 GiB of
+// 1 MiB dd writes through a vers=3/4.1 mount (nconnect=4) cost the daemon 0.90-0.98 s of
+// CPU instead of 1.16-2.0 s and took 1.25-1.36 s instead of 1.46-2.17 s; 4 writers of
+// 256 MiB: 1.60-1.85 against 1.84-1.95 s/GiB; peak RSS the same (266-295 MB), but memory
+// freed stays with the process (idle 277-286 MB against 219-275). Before write-behind it
+// saved no measurable daemon CPU there.
 #pragma once
 
 namespace nfsshim::nfs {
