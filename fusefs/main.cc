@@ -212,8 +212,7 @@ int run(int argc, char** argv) {
                                                    : fs.opts.log_target;
   if (!log::init(kProg, target, fs.opts.log_level, &why)) std::fprintf(stderr, "%s: %s\n", kProg, why.c_str());
   for (const auto& e : cfg_errors) SHIM_LOG_WARN("config: {}", e.str());
-  // SOURCE nfs://...: the direct NFS engine serves the mount (fusefs/nfs/). The heap is
-  // left at glibc's defaults (heap_tuning.h says why).
+  // SOURCE nfs://...: the direct NFS engine serves the mount (fusefs/nfs/).
   if (nfsfs::is_nfs_source(fs.opts.source)) return nfsfs::run_nfs_mount(fs.opts, &args, kProg);
 
   // Backing calls must create with exactly the mode the kernel sent (it applied the umask).
@@ -252,7 +251,7 @@ int run(int argc, char** argv) {
     std::string pt_why;
     if (fs.opts.writeback)
       passthrough::say_off(fs.opts.passthrough_asked, "the kernel allows none with the writeback cache");
-    else if (!passthrough::install(se, &pt_why))
+    else if (!passthrough::install(se, true, &pt_why))
       passthrough::say_off(fs.opts.passthrough_asked, pt_why);
   }
   // INIT comes first and its reply resets the readahead: serve it, then raise the readahead.

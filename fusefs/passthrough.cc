@@ -57,6 +57,7 @@ constexpr unsigned long kIocBackingOpen = _IOW(229, 1, BackingMap);
 constexpr unsigned long kIocBackingClose = _IOW(229, 2, uint32_t);
 
 std::atomic<int> g_fd{-1};
+std::atomic<bool> g_wanted{false};  // install() was asked for passthrough
 std::atomic<bool> g_offered{false};
 std::atomic<bool> g_active{false};
 // FUSE_PARALLEL_DIROPS offered by the kernel, and asked for in our INIT reply: lookups and
@@ -84,7 +85,7 @@ thread_local bool t_carried = false;
       InitIn in;
       std::memcpy(&in, static_cast<char*>(buf) + sizeof h, sizeof in);
       // flags2 exists from protocol 7.36 on, and counts only with FUSE_INIT_EXT.
-      g_offered = in.minor >= 36 && (in.flags & kInitExt) && (in.flags2 & kPassthrough2);
+      g_offered = g_wanted && in.minor >= 36 && (in.flags & kInitExt) && (in.flags2 & kPassthrough2);
       g_dirops_offered = (in.flags & kParallelDirops) != 0;
     }
   }
@@ -149,11 +150,12 @@ ssize_t write_edited(int fd, struct iovec* iov, int count, size_t min_len, Edit 
 
 }  // namespace
 
-bool install(fuse_session* se, std::string* why) {
+bool install(fuse_session* se, bool passthrough, std::string* why) {
 #if NFSSHIM_HAVE_PASSTHROUGH
   // Requests are read, not spliced (no splice_receive): the read sees each request's header.
   // Replies with data (READ of a file not in passthrough) are still spliced.
   static const fuse_custom_io io = {io_writev, io_read, nullptr, io_splice_send};
+  g_wanted = passthrough;  // before INIT is read
   const int fd = fuse_session_fd(se);
   if (int rc = fuse_session_custom_io(se, &io, fd); rc != 0) {
     *why = std::string("fuse_session_custom_io failed: ") + std::strerror(rc < 0 ? -rc : rc);
@@ -163,6 +165,7 @@ bool install(fuse_session* se, std::string* why) {
   return true;
 #else
   (void)se;
+  (void)passthrough;
   *why = "built against libfuse " + std::to_string(NFSSHIM_LIBFUSE_VERSION / 100) + "." +
          std::to_string(NFSSHIM_LIBFUSE_VERSION % 100) + ", which has no fuse_session_custom_io (3.14)";
   return false;

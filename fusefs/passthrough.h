@@ -29,11 +29,13 @@ namespace nfsshim::fuse::passthrough {
 // information if it was only the default.
 void say_off(bool asked, const std::string& msg);
 
-// After fuse_session_mount: routes SE's requests and replies through our io. False (with
-// WHY) where libfuse is too old.
-bool install(fuse_session* se, std::string* why);
+// After fuse_session_mount: routes SE's requests and replies through our io, which asks
+// for parallel lookups and, with PASSTHROUGH, for kernel passthrough wherever the kernel
+// offers them. False (with WHY) where libfuse is too old.
+bool install(fuse_session* se, bool passthrough, std::string* why);
 
-// The kernel offered passthrough in its INIT request (known once INIT was read).
+// The kernel offered passthrough in its INIT request and install() asked for it (known
+// once INIT was read).
 bool kernel_offers();
 // We asked for it in the INIT reply: opens may use it.
 bool active();

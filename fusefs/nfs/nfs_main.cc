@@ -13,6 +13,7 @@
 #include "nfs/nfs_fs.h"
 #include "nfsshim/log.h"
 #include "nfsshim/nfs/heap_tuning.h"
+#include "passthrough.h"
 #include "read_ahead.h"
 
 namespace nfsshim::fuse::nfsfs {
@@ -72,13 +73,20 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     fuse_session_destroy(se);
     return fail(prog, "cannot mount on '" + opts.mountpoint + "' (see the message above)");
   }
+  // Our /dev/fuse io asks for parallel lookups in one directory (passthrough.h), so that a
+  // LOOKUP waiting for the server does not hold up the others there; nothing is passed
+  // through. -o nopassthrough keeps libfuse's io (lookups in a directory one at a time).
+  std::string io_why;
+  if (opts.passthrough && !passthrough::install(se, false, &io_why))
+    SHIM_LOG_INFO("parallel lookups: off, {}", io_why);
+  if (opts.passthrough_asked)
+    SHIM_LOG_WARN("passthrough: off, an nfs:// SOURCE has no local backing files to pass through to");
   // INIT comes first and its reply resets the readahead: serve it, then raise the readahead
   // (else sequential reads reach us as 128 KiB READs).
   if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");
   set_read_ahead(fs.opts);
-  SHIM_LOG_INFO("mounted {} on {} ({})", opts.source, opts.mountpoint, fs.client->describe());
-  if (opts.passthrough_asked)
-    SHIM_LOG_WARN("passthrough: off, an nfs:// SOURCE has no local backing files to pass through to");
+  SHIM_LOG_INFO("mounted {} on {} ({}, parallel lookups {})", opts.source, opts.mountpoint,
+                fs.client->describe(), passthrough::parallel_dirops() ? "on" : "off");
   int rv = 0;
   if (!opts.foreground) {
     // The engine's loop threads do not survive fork: stop them and start again in the child.

@@ -11,6 +11,8 @@
 #   bad-urls                   bad URLs/options/servers: clear error, non-zero exit, nothing mounted
 #   read-ahead                 the mount's readahead is raised after INIT (default 4096 KiB), so
 #                              sequential reads arrive as 1 MiB READs; control read_ahead_kb=0
+#   parallel-lookups           LOOKUPs in one directory reach the daemon several at a time;
+#                              control -o nopassthrough (libfuse's io): one at a time
 #   preserve-v41               vers=4.1: where the server keeps unlinked open files (OPEN4_RESULT_
 #                              PRESERVE_UNLINKED; simulated by a test hook, no server here sets
 #                              it) unlink of an open file is a plain REMOVE, no graveyard entry,
@@ -300,6 +302,44 @@ read-ahead)
   read_through "read_ahead_kb=0"
   [ "$largest" -le 131072 ] || fail "control read_ahead_kb=0 (kernel's $ra_kb KiB): a READ of $largest bytes"
   pass "nfs:// readahead raised after INIT: 1 MiB READs by default, data intact"
+  ;;
+parallel-lookups)
+  # Our /dev/fuse io asks for FUSE_PARALLEL_DIROPS, so the kernel sends LOOKUPs of one
+  # directory at once and one waiting for the server holds up no other; with libfuse's io
+  # (-o nopassthrough, the control) it sends them one at a time. Seen in the daemon's -d
+  # trace: a LOOKUP received while another one in the same directory is unanswered.
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs ""
+  mkdir "$mnt/d" || fail "mkdir"
+  unmount_nfs
+  lookups() {  # OPTS ON|OFF: sets overlaps and total (LOOKUPs in the trace)
+    "$shim" "$url" "$mnt" -f -d -o log=file:"$work/shim.log"${1:+,$1} 2>"$work/debug.txt" &
+    local pid=$!
+    for i in $(seq 100); do grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break; sleep 0.05; done
+    grep -q "parallel lookups $2)" "$work/shim.log" || fail "${1:-defaults}: the log does not say 'parallel lookups $2'"
+    # 8 threads stat names that do not exist (no negative caching: every stat is a LOOKUP).
+    python3 -c 'import os, sys, threading
+def w(k):
+    for i in range(300):
+        try: os.stat("%s/nx%d.%d" % (sys.argv[1], k, i))
+        except FileNotFoundError: pass
+ts = [threading.Thread(target=w, args=(k,)) for k in range(8)]
+[t.start() for t in ts]; [t.join() for t in ts]' "$mnt/d" || fail "the lookups failed"
+    stop_mount "$mnt" "$pid"
+    read -r overlaps total < <(awk '
+      /opcode: LOOKUP \(/ { split($2, u, ","); split($7, n, ","); node[u[1]] = n[1]
+                            total++; if (++open[n[1]] > 1) overlaps++ }
+      /unique: [0-9]+, (success|error)/ { split($2, u, ","); if (u[1] in node) { open[node[u[1]]]--; delete node[u[1]] } }
+      END { print overlaps + 0, total + 0 }' "$work/debug.txt")
+    echo "ok: ${1:-defaults}: $total LOOKUPs, $overlaps received while another in their directory was open"
+  }
+  lookups "" on
+  [ "$total" -ge 2400 ] || fail "only $total LOOKUPs in the trace"
+  [ "$overlaps" -gt 0 ] || fail "no LOOKUP ran beside another in the same directory"
+  lookups "nopassthrough" off
+  [ "$total" -ge 2400 ] || fail "control: only $total LOOKUPs in the trace"
+  [ "$overlaps" -eq 0 ] || fail "control (libfuse's io): $overlaps LOOKUPs ran beside another in the same directory"
+  pass "nfs:// lookups in one directory run in parallel (control: one at a time)"
   ;;
 bad-urls)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
