@@ -183,8 +183,8 @@ void* worker(void* arg) {
 // Every tick while requests come: if requests run and nobody reads, and no request was
 // taken since the last tick (so the running ones have taken a tick at least), adds a
 // reader. Sleeps after kIdleTicks ticks without requests; the next request wakes it.
-// While a thread reads beside running requests (long NFS requests that handed reading on,
-// request_goes_on) it ticks kBesideTicks times slower: a request taken meanwhile that
+// While a thread reads beside running requests (long NFS READs and WRITEs) there is no
+// stall to fix, and it ticks kBesideTicks times slower: a request taken meanwhile that
 // stalls gets its reader that much later. Ticking through every NFS READ and WRITE cost
 // 10% of the daemon's CPU in 1 MiB reads and writes through an nfs:// mount.
 void* watchdog(void* arg) {
