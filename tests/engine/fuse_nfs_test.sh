@@ -72,6 +72,12 @@ stop_mount() {  # MOUNTPOINT PID
   kill "$2" 2>/dev/null
   wait "$2"
 }
+# The daemon logs "mounted ..." once INIT is served and the readahead set, which comes after
+# the mount shows in mountinfo (a slow build, TSan, was seen checking before it).
+wait_mounted_log() {
+  for i in $(seq 200); do grep -q "info: mounted " "$work/shim.log" 2>/dev/null && return 0; sleep 0.05; done
+  fail "no 'mounted' line in the daemon's log"
+}
 mount_nfs() {  # extra query
   start_mount "$url$1" "$mnt" "$work/shim.log"
   shim_pid=$started
@@ -282,9 +288,10 @@ read-ahead)
   dd if=/dev/urandom of="$mnt/ra.dat" bs=1M count=16 conv=fsync status=none || fail "write"
   unmount_nfs
   read_through() {  # OPTS: sets ra_kb (the mount's readahead) and largest (READ reply bytes)
+    : > "$work/shim.log"
     "$shim" "$url" "$mnt" -f -d -o log=file:"$work/shim.log"${1:+,$1} 2>"$work/debug.txt" &
     local pid=$!
-    for i in $(seq 100); do grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break; sleep 0.05; done
+    wait_mounted_log
     ra_kb=$(cat "/sys/class/bdi/$(mountpoint -d "$mnt")/read_ahead_kb")
     cmp "$mnt/ra.dat" "$work/export/ra.dat" || fail "read through the mount ($1) differs from the export"
     stop_mount "$mnt" "$pid"
@@ -313,9 +320,10 @@ parallel-lookups)
   mkdir "$mnt/d" || fail "mkdir"
   unmount_nfs
   lookups() {  # OPTS ON|OFF: sets overlaps and total (LOOKUPs in the trace)
+    : > "$work/shim.log"
     "$shim" "$url" "$mnt" -f -d -o log=file:"$work/shim.log"${1:+,$1} 2>"$work/debug.txt" &
     local pid=$!
-    for i in $(seq 100); do grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break; sleep 0.05; done
+    wait_mounted_log
     grep -q "parallel lookups $2)" "$work/shim.log" || fail "${1:-defaults}: the log does not say 'parallel lookups $2'"
     # 8 threads stat names that do not exist (no negative caching: every stat is a LOOKUP).
     python3 -c 'import os, sys, threading
