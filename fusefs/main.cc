@@ -254,9 +254,7 @@ int run(int argc, char** argv) {
     else if (!passthrough::install(se, true, &pt_why))
       passthrough::say_off(fs.opts.passthrough_asked, pt_why);
   }
-  // INIT comes first and its reply resets the readahead: serve it, then raise the readahead.
-  if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");
-  set_read_ahead(fs.opts);
+  serve_init_then_read_ahead(se, fs.opts);
   SHIM_LOG_INFO("mounted {} on {} ({}; entry_timeout {}s, attr_timeout {}s, keep_cache {}, "
                 "writeback {}, passthrough {}, parallel lookups {})",
                 fs.opts.source, fs.opts.mountpoint, fs.backing_nfs ? "NFS" : "not NFS",

@@ -12,6 +12,9 @@
 
 namespace nfsshim::fuse {
 
+// mount(8)'s type of our mounts: fuse.SUBTYPE, the subtype parse_options passes to libfuse.
+inline constexpr char kFsType[] = "fuse.nfsshim-fuse";
+
 struct Options {
   std::string source;      // directory served (absolute path after parsing)
   std::string mountpoint;  // where it is mounted (may be SOURCE itself)

@@ -8,13 +8,15 @@
 #include <cstring>
 #include <string>
 
+#include "loop.h"
 #include "nfsshim/log.h"
 #include "nfsshim/mount_table.h"
 #include "nfsshim/sys.h"
 
 namespace nfsshim::fuse {
 
-void set_read_ahead(const Options& opts) {
+void serve_init_then_read_ahead(fuse_session* se, const Options& opts) {
+  if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");
   if (opts.read_ahead_kb == 0) return;
   dev_t dev = 0;
   for (const Mount& m : read_mountinfo())

@@ -81,10 +81,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     SHIM_LOG_INFO("parallel lookups: off, {}", io_why);
   if (opts.passthrough_asked)
     SHIM_LOG_WARN("passthrough: off, an nfs:// SOURCE has no local backing files to pass through to");
-  // INIT comes first and its reply resets the readahead: serve it, then raise the readahead
-  // (else sequential reads reach us as 128 KiB READs).
-  if (serve_init(se) < 0) SHIM_LOG_WARN("no INIT request from the kernel");
-  set_read_ahead(fs.opts);
+  serve_init_then_read_ahead(se, fs.opts);  // else sequential reads come as 128 KiB READs
   SHIM_LOG_INFO("mounted {} on {} ({}, parallel lookups {})", opts.source, opts.mountpoint,
                 fs.client->describe(), passthrough::parallel_dirops() ? "on" : "off");
   int rv = 0;
