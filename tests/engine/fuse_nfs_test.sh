@@ -72,9 +72,13 @@ stop_mount() {  # MOUNTPOINT PID
   kill "$2" 2>/dev/null
   wait "$2"
 }
-# The daemon logs "mounted ..." once INIT is served and the readahead set, which comes after
-# the mount shows in mountinfo (a slow build, TSan, was seen checking before it).
-wait_mounted_log() {
+# mount_debug OPTS: the daemon with -d (its trace in $work/debug.txt, a fresh log), its PID in
+# debug_pid, once it logged "mounted ...": that comes after INIT is served and the readahead
+# set, later than the mount shows in mountinfo (a slow build, TSan, was seen checking before).
+mount_debug() {
+  : > "$work/shim.log"
+  "$shim" "$url" "$mnt" -f -d -o log=file:"$work/shim.log"${1:+,$1} 2>"$work/debug.txt" &
+  debug_pid=$!
   for i in $(seq 200); do grep -q "info: mounted " "$work/shim.log" 2>/dev/null && return 0; sleep 0.05; done
   fail "no 'mounted' line in the daemon's log"
 }
@@ -288,13 +292,10 @@ read-ahead)
   dd if=/dev/urandom of="$mnt/ra.dat" bs=1M count=16 conv=fsync status=none || fail "write"
   unmount_nfs
   read_through() {  # OPTS: sets ra_kb (the mount's readahead) and largest (READ reply bytes)
-    : > "$work/shim.log"
-    "$shim" "$url" "$mnt" -f -d -o log=file:"$work/shim.log"${1:+,$1} 2>"$work/debug.txt" &
-    local pid=$!
-    wait_mounted_log
+    mount_debug "$1"
     ra_kb=$(cat "/sys/class/bdi/$(mountpoint -d "$mnt")/read_ahead_kb")
     cmp "$mnt/ra.dat" "$work/export/ra.dat" || fail "read through the mount ($1) differs from the export"
-    stop_mount "$mnt" "$pid"
+    stop_mount "$mnt" "$debug_pid"
     largest=$(awk '/opcode: READ \(/ { split($2, a, ","); r[a[1]] = 1 }
                    /success, outsize:/ { split($2, a, ","); if ((a[1] in r) && $NF > m) m = $NF }
                    END { print m - 16 }' "$work/debug.txt")  # 16: the reply header
@@ -320,10 +321,7 @@ parallel-lookups)
   mkdir "$mnt/d" || fail "mkdir"
   unmount_nfs
   lookups() {  # OPTS ON|OFF: sets overlaps and total (LOOKUPs in the trace)
-    : > "$work/shim.log"
-    "$shim" "$url" "$mnt" -f -d -o log=file:"$work/shim.log"${1:+,$1} 2>"$work/debug.txt" &
-    local pid=$!
-    wait_mounted_log
+    mount_debug "$1"
     grep -q "parallel lookups $2)" "$work/shim.log" || fail "${1:-defaults}: the log does not say 'parallel lookups $2'"
     # 8 threads stat names that do not exist (no negative caching: every stat is a LOOKUP).
     python3 -c 'import os, sys, threading
@@ -333,7 +331,7 @@ def w(k):
         except FileNotFoundError: pass
 ts = [threading.Thread(target=w, args=(k,)) for k in range(8)]
 [t.start() for t in ts]; [t.join() for t in ts]' "$mnt/d" || fail "the lookups failed"
-    stop_mount "$mnt" "$pid"
+    stop_mount "$mnt" "$debug_pid"
     read -r overlaps total < <(awk '
       /opcode: LOOKUP \(/ { split($2, u, ","); split($7, n, ","); node[u[1]] = n[1]
                             total++; if (++open[n[1]] > 1) overlaps++ }
