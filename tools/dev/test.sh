@@ -113,6 +113,11 @@ san_run() {  # san_run NAME DIR ctest-args...: run with the sanitizer logs check
     echo "=== $name: sanitizer reports (from processes whose exit status a test may not see):"
     tail -n +1 "$logs"/*
     summary+=("$name sanitizer reports: FAILED ($(ls "$logs" | wc -l) in $logs)"); status=1
+    # CI shows only the log's end: repeat each report's first lines there.
+    local f
+    for f in "$logs"/*; do
+      digest+=("--- $name report $(basename "$f") (its first 40 lines; whole above)" "$(head -n 40 "$f")")
+    done
   fi
 }
 if [ "${NFSSHIM_SKIP_SANITIZERS:-0}" != 1 ]; then
@@ -131,7 +136,7 @@ if [ "${NFSSHIM_SKIP_FUZZ:-0}" != 1 ]; then
 fi
 
 if [ ${#digest[@]} -gt 0 ]; then
-  echo "=== failed tests: their verdict lines (the whole output is above)"
+  echo "=== failed tests (their verdict lines) and sanitizer reports; the whole output is above"
   printf '%s\n' "${digest[@]}"
 fi
 echo "=== summary"
