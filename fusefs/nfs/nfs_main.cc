@@ -32,6 +32,22 @@ int open_engine(NfsFs& fs, const nfs::NfsUrl& url, std::string* why) {
 }
 
 
+// Options that only a local SOURCE uses are accepted (one fstab line may switch between the
+// two) but named, so that nobody believes they took effect.
+void warn_local_only_options(const Options& opts) {
+  std::string unused;
+  auto add = [&unused](bool given, const char* what) {
+    if (given) unused += (unused.empty() ? "" : ", ") + std::string(what);
+  };
+  // Close-to-open: every open re-reads the data and writes go out at once (write-behind,
+  // write_behind_kb, is the nfs:// path's own).
+  add(opts.writeback, "writeback");
+  add(opts.keep_cache, "keep_cache");
+  add(opts.negative_timeout > 0, "negative_timeout");  // a missing name is asked again
+  if (!unused.empty())
+    SHIM_LOG_WARN("-o {}: no effect with an nfs:// SOURCE (they are for a local SOURCE)", unused);
+}
+
 }  // namespace
 
 int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
@@ -81,6 +97,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     SHIM_LOG_INFO("parallel lookups: off, {}", io_why);
   if (opts.passthrough_asked)
     SHIM_LOG_WARN("passthrough: off, an nfs:// SOURCE has no local backing files to pass through to");
+  warn_local_only_options(opts);
   serve_init_then_read_ahead(se, fs.opts);  // else sequential reads come as 128 KiB READs
   SHIM_LOG_INFO("mounted {} on {} ({}, parallel lookups {})", opts.source, opts.mountpoint,
                 fs.client->describe(), passthrough::parallel_dirops() ? "on" : "off");
