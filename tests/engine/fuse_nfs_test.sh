@@ -324,6 +324,8 @@ parallel-lookups)
     mount_debug "$1"
     grep -q "parallel lookups $2)" "$work/shim.log" || fail "${1:-defaults}: the log does not say 'parallel lookups $2'"
     # 8 threads stat names that do not exist (no negative caching: every stat is a LOOKUP).
+    # Counted in d only: the kernel revalidates d itself (entry_timeout 1 s, a slow run
+    # outlasts it) by LOOKUPs in the root that are never serialized, with either io.
     python3 -c 'import os, sys, threading
 def w(k):
     for i in range(300):
@@ -334,16 +336,17 @@ ts = [threading.Thread(target=w, args=(k,)) for k in range(8)]
     stop_mount "$mnt" "$debug_pid"
     read -r overlaps total < <(awk '
       /opcode: LOOKUP \(/ { split($2, u, ","); split($7, n, ","); node[u[1]] = n[1]
-                            total++; if (++open[n[1]] > 1) overlaps++ }
+                            total[n[1]]++; if (++open[n[1]] > 1) over[n[1]]++ }
       /unique: [0-9]+, (success|error)/ { split($2, u, ","); if (u[1] in node) { open[node[u[1]]]--; delete node[u[1]] } }
-      END { print overlaps + 0, total + 0 }' "$work/debug.txt")
-    echo "ok: ${1:-defaults}: $total LOOKUPs, $overlaps received while another in their directory was open"
+      END { for (d in total) if (total[d] > total[best] + 0) best = d  # d: most LOOKUPs
+            print over[best] + 0, total[best] + 0 }' "$work/debug.txt")
+    echo "ok: ${1:-defaults}: $total LOOKUPs in d, $overlaps received while another there was open"
   }
   lookups "" on
-  [ "$total" -ge 2400 ] || fail "only $total LOOKUPs in the trace"
+  [ "$total" -ge 2400 ] || fail "only $total LOOKUPs in d in the trace"
   [ "$overlaps" -gt 0 ] || fail "no LOOKUP ran beside another in the same directory"
   lookups "nopassthrough" off
-  [ "$total" -ge 2400 ] || fail "control: only $total LOOKUPs in the trace"
+  [ "$total" -ge 2400 ] || fail "control: only $total LOOKUPs in d in the trace"
   [ "$overlaps" -eq 0 ] || fail "control (libfuse's io): $overlaps LOOKUPs ran beside another in the same directory"
   pass "nfs:// lookups in one directory run in parallel (control: one at a time)"
   ;;
