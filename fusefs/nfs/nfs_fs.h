@@ -15,6 +15,7 @@
 
 #include "fuse_api.h"
 #include "nfs/client.h"
+#include "nfs/gather_flusher.h"
 #include "nfs/write_behind.h"
 #include "nfsshim/nfs/engine.h"
 #include "options.h"
@@ -78,12 +79,18 @@ struct NfsFs {
   // free for reads and metadata).
   uint64_t wb_budget = 0;
   std::unique_ptr<WriteBehindLimit> wb_limit;
+  // Gathering of small answered writes (write_behind.h): batches of at most gather_max
+  // bytes (0: off), each sent at the latest by the flusher.
+  size_t gather_max = 0;
+  std::unique_ptr<GatherFlusher> gather;
 };
 
 bool is_nfs_source(const std::string& source);
 // Runs nfsshim-fuse for an nfs:// SOURCE: opens the engine (errors before anything is
 // mounted), mounts, serves. Returns the process exit status.
 int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog);
+// The flusher's deadline: sends N's gathered batch if it is still TICKET's (nfs_ops.cc).
+void send_gathered(NfsFs& fs, const std::shared_ptr<Node>& n, int64_t ticket);
 // SERVER_LOCKS: getlk/setlk go to the server (Client::server_locks()).
 fuse_lowlevel_ops make_nfs_ops(bool server_locks);
 // Graveyard (nfs_graveyard.cc).

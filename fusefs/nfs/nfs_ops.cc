@@ -95,13 +95,45 @@ void forget_node(NfsFs& fs, uint64_t ino, uint64_t count) {
   if (!entry.empty()) remove_entry(fs, *n, entry);
 }
 
+std::shared_ptr<FileIo> io_of(const std::shared_ptr<Node>& n) {
+  std::lock_guard<std::mutex> g(n->mu);
+  return n->io;
+}
+
+ssize_t write_all(FileIo& io, const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data);
+
+// Sends N's gathered batch B (answered already) and ends its ticket, as op_write does for
+// an answered write; an error is kept for the next flush or fsync.
+void send_batch(NfsFs& fs, Node& n, const std::shared_ptr<FileIo>& io, Batch b) {
+  fs.gather->ended();
+  fs.wb_limit->acquire();
+  const size_t size = b.data->size();
+  ssize_t rv = io ? write_all(*io, b.cred, b.off, std::move(b.data)) : -EBADF;
+  n.wb.end(b.ticket, static_cast<int>(std::min<ssize_t>(rv, 0)));
+  fs.wb_limit->release(rv < 0);
+  if (rv < 0)
+    SHIM_LOG_WARN("[ino {}] write of {} gathered bytes at {}, answered before the server's reply, "
+                  "failed: {} (reported at the next flush or fsync)", n.ino, size, b.off,
+                  std::strerror(static_cast<int>(-rv)));
+}
+
+// N's WriteBehind waits, sending the gathered batch that holds one up.
+void wait_before(NfsFs& fs, const std::shared_ptr<Node>& n, uint64_t point) {
+  Batch b;
+  while (n->wb.wait_before(point, &b)) send_batch(fs, *n, io_of(n), std::move(b));
+}
+void wait_overlapping(NfsFs& fs, const std::shared_ptr<Node>& n, uint64_t off, uint64_t len) {
+  Batch b;
+  while (n->wb.wait_overlapping(off, len, &b)) send_batch(fs, *n, io_of(n), std::move(b));
+}
+
 // A, the attributes of FH fetched by a call begun at POINT (WriteBehind::now()), fetched
 // again if a write of the file answered before POINT may have landed meanwhile: their
 // size would set the file back in the kernel (write_behind.h). 0 or -errno.
 int settle_attr(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& fh, uint64_t point, nfs::Attr* a) {
   auto n = fs.nodes->find(fh);
   if (!n || !n->wb.raced(point)) return 0;
-  n->wb.wait_before(point);
+  wait_before(fs, n, point);
   return fs.client->getattr(c, fh, a);
 }
 
@@ -156,7 +188,7 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) no
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
   NODE_OR_FAIL(n, req, ino);
-  n->wb.wait_before(WriteBehind::now());  // the size the kernel takes includes them
+  wait_before(fs_of(req), n, WriteBehind::now());  // the size the kernel takes includes them
   nfs::Attr a;
   int rv = fs_of(req).client->getattr(cred_of(req, false), n->fh, &a);
   if (rv < 0) {
@@ -188,7 +220,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   sa.atime_val = attr->st_atim;
   sa.mtime_val = attr->st_mtim;
   // Answered writes land first: a truncate after them, and the attributes replied.
-  n->wb.wait_before(WriteBehind::now());
+  wait_before(fs, n, WriteBehind::now());
   if (sa.set_size) {
     // Unstable data below the new size must not come back after the truncate via a resend.
     std::shared_ptr<FileIo> io;
@@ -490,7 +522,7 @@ void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uin
     io = n->io;
   }
   if (io) {
-    n->wb.wait_before(WriteBehind::now());  // their stateid is this open's (v4.1)
+    wait_before(fs, n, WriteBehind::now());  // their stateid is this open's (v4.1)
     io->commit(c);
     int rv = io->close(c, handle);
     if (rv < 0) SHIM_LOG_WARN("[ino {}] close: {}", n->ino, std::strerror(-rv));
@@ -591,11 +623,6 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   }
 }
 
-std::shared_ptr<FileIo> io_of(const std::shared_ptr<Node>& n) {
-  std::lock_guard<std::mutex> g(n->mu);
-  return n->io;
-}
-
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
   auto io = io_of(n);
@@ -604,7 +631,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     fuse_reply_err(req, EBADF);
     return;
   }
-  n->wb.wait_overlapping(static_cast<uint64_t>(off), size);  // answered writes first
+  wait_overlapping(fs_of(req), n, static_cast<uint64_t>(off), size);  // answered writes first
   thread_local std::vector<char> buf;
   if (buf.size() < size) buf.resize(size);
   ssize_t rv = io->read(cred_of(req, false), fi->fh, static_cast<uint64_t>(off), size, buf.data());
@@ -643,16 +670,41 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   NfsFs& fs = fs_of(req);
   const nfs::Cred c = cred_of(req, false);
   const uint64_t at = static_cast<uint64_t>(off);
-  auto data = std::make_shared<const std::string>(buf, size);
   const bool behind = fs.wb_budget > 0 && (fi->flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
-  if (behind) fs.wb_limit->acquire();
+  Batch b;
+  if (behind && size < fs.gather_max) {
+    int64_t started = 0;
+    int r;
+    while ((r = n->wb.gather(at, buf, size, c, fs.gather_max, fs.wb_budget, fs.gather->room(), &b,
+                             &started)) == WriteBehind::kSendFirst)
+      send_batch(fs, *n, io, std::move(b));
+    if (r < 0) {  // an earlier answered write failed (ENOSPC, EDQUOT, ...)
+      fuse_reply_err(req, -r);
+      return;
+    }
+    if (r != WriteBehind::kNotGathered) {
+      fs.gather->gathered();
+      fuse_reply_write(req, size);
+      if (r == WriteBehind::kStarted) fs.gather->started(n, started);
+      if (b.data) {  // full: sent now, and the writer's next WRITE comes meanwhile
+        request_goes_on();
+        send_batch(fs, *n, io, std::move(b));
+      }
+      return;
+    }
+  }
+  auto data = std::make_shared<const std::string>(buf, size);
   // Budget 0: waits until nothing of the file is in flight (one write at a time).
-  const int64_t ticket = n->wb.begin(at, size, behind ? fs.wb_budget : 0);
+  int64_t ticket;
+  while ((ticket = n->wb.begin(at, size, behind ? fs.wb_budget : 0, &b)) == 0)
+    send_batch(fs, *n, io, std::move(b));
   if (ticket < 0) {  // an earlier answered write failed (ENOSPC, EDQUOT, ...)
-    if (behind) fs.wb_limit->release(false);
     fuse_reply_err(req, static_cast<int>(-ticket));
     return;
   }
+  // The mount's limit is taken only by a write about to be sent (registered already), so a
+  // holder only ever waits for the server, never for another write.
+  if (behind) fs.wb_limit->acquire();
   if (behind) {
     fuse_reply_write(req, size);
     request_goes_on();  // the writer's next WRITE comes now
@@ -677,7 +729,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
 // Close-to-open and fsync: every answered write landed, then COMMIT. The error of an
 // answered write that failed is reported here (once), before the COMMIT's own.
 int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n) {
-  n->wb.wait_before(WriteBehind::now());
+  wait_before(fs_of(req), n, WriteBehind::now());
   auto io = io_of(n);
   int rv = io ? io->commit(cred_of(req, false)) : 0;
   int kept = n->wb.take_error();
@@ -720,7 +772,7 @@ void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* 
     return;
   }
   // What was written under the lock is on the server before another client can take it.
-  if (lock->l_type == F_UNLCK) n->wb.wait_before(WriteBehind::now());
+  if (lock->l_type == F_UNLCK) wait_before(fs_of(req), n, WriteBehind::now());
   // A waiting F_SETLKW ends with EINTR when the caller is interrupted (a signal).
   std::atomic<bool> cancel{false};
   if (sleep) fuse_req_interrupt_func(req, interrupt_lock, &cancel);
@@ -892,6 +944,11 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
 }
 
 }  // namespace
+
+void send_gathered(NfsFs& fs, const std::shared_ptr<Node>& n, int64_t ticket) {
+  Batch b;
+  if (n->wb.take_pending(ticket, &b)) send_batch(fs, *n, io_of(n), std::move(b));
+}
 
 bool is_nfs_source(const std::string& source) { return source.rfind("nfs://", 0) == 0; }
 

@@ -44,18 +44,71 @@ bool WriteBehind::overlaps_locked(uint64_t off, uint64_t end) const {
   return false;
 }
 
-int64_t WriteBehind::begin(uint64_t off, uint64_t len, uint64_t budget) {
-  std::unique_lock<std::mutex> g(mu_);
-  cv_.wait(g, [&] {
-    return error_ != 0 ||
-           (!overlaps_locked(off, off + len) && (inflight_.empty() || bytes_ + len <= budget));
-  });
-  if (error_ != 0) return error_;
+uint64_t WriteBehind::register_locked(uint64_t off, uint64_t len) {
   const uint64_t ticket = tick();  // under mu_: a later point finds it registered
   inflight_.emplace(ticket, Range{off, off + len});
   bytes_ += len;
   peak_ = std::max(peak_, bytes_);
-  return static_cast<int64_t>(ticket);
+  return ticket;
+}
+
+bool WriteBehind::take_locked(Batch* send) {
+  if (!send || !pending_.data) return false;
+  // The engine keeps the batch until COMMIT: a batch sent before it filled gives back the
+  // room reserved for the rest (else 16 KiB could hold 1 MiB there).
+  if (pending_.data->capacity() > 2 * pending_.data->size()) pending_.data->shrink_to_fit();
+  *send = std::move(pending_);
+  pending_ = Batch{};
+  return true;
+}
+
+int64_t WriteBehind::begin(uint64_t off, uint64_t len, uint64_t budget, Batch* send) {
+  std::unique_lock<std::mutex> g(mu_);
+  for (;;) {
+    if (error_ != 0) return error_;
+    if (!overlaps_locked(off, off + len) && (inflight_.empty() || bytes_ + len <= budget)) break;
+    if (take_locked(send)) return 0;
+    cv_.wait(g);
+  }
+  return static_cast<int64_t>(register_locked(off, len));
+}
+
+int WriteBehind::gather(uint64_t off, const char* buf, size_t len, const nfs::Cred& c, size_t max,
+                        uint64_t budget, bool start, Batch* send, int64_t* ticket) {
+  std::unique_lock<std::mutex> g(mu_);
+  for (;;) {
+    if (error_ != 0) return error_;
+    if (pending_.data) {
+      std::string& d = *pending_.data;
+      if (pending_.off + d.size() == off && d.size() + len <= max && bytes_ + len <= budget &&
+          pending_.cred == c) {
+        d.append(buf, len);
+        inflight_[static_cast<uint64_t>(pending_.ticket)].end = off + len;
+        bytes_ += len;
+        peak_ = std::max(peak_, bytes_);
+        if (d.size() == max) take_locked(send);
+        return kAppended;
+      }
+      take_locked(send);
+      return kSendFirst;
+    }
+    if (!start) return kNotGathered;
+    if (!overlaps_locked(off, off + len) && (inflight_.empty() || bytes_ + len <= budget)) break;
+    cv_.wait(g);  // a write in flight holds it up; one gathered meanwhile is taken above
+  }
+  pending_.ticket = static_cast<int64_t>(register_locked(off, len));
+  pending_.off = off;
+  pending_.data = std::make_shared<std::string>();
+  pending_.data->reserve(max);
+  pending_.data->append(buf, len);
+  pending_.cred = c;
+  *ticket = pending_.ticket;
+  return kStarted;
+}
+
+bool WriteBehind::take_pending(int64_t ticket, Batch* send) {
+  std::lock_guard<std::mutex> g(mu_);
+  return pending_.data && pending_.ticket == ticket && take_locked(send);
 }
 
 void WriteBehind::end(int64_t ticket, int err) {
@@ -71,14 +124,24 @@ void WriteBehind::end(int64_t ticket, int err) {
   cv_.notify_all();
 }
 
-void WriteBehind::wait_before(uint64_t point) {
+bool WriteBehind::wait_before(uint64_t point, Batch* send) {
   std::unique_lock<std::mutex> g(mu_);
-  cv_.wait(g, [&] { return inflight_.empty() || inflight_.begin()->first > point; });
+  for (;;) {
+    if (inflight_.empty() || inflight_.begin()->first > point) return false;
+    if (pending_.data && static_cast<uint64_t>(pending_.ticket) < point && take_locked(send)) return true;
+    cv_.wait(g);
+  }
 }
 
-void WriteBehind::wait_overlapping(uint64_t off, uint64_t len) {
+bool WriteBehind::wait_overlapping(uint64_t off, uint64_t len, Batch* send) {
   std::unique_lock<std::mutex> g(mu_);
-  cv_.wait(g, [&] { return !overlaps_locked(off, off + len); });
+  for (;;) {
+    if (!overlaps_locked(off, off + len)) return false;
+    if (pending_.data && pending_.off < off + len && off < pending_.off + pending_.data->size() &&
+        take_locked(send))
+      return true;
+    cv_.wait(g);
+  }
 }
 
 bool WriteBehind::raced(uint64_t point) {

@@ -10,13 +10,22 @@
 // (their size would set the file back). The kernel itself ignores attributes from a request
 // sent before a WRITE reply that came later (fuse_change_attributes' attr_version), so only
 // writes begun before the request matter; now() marks that point.
+//
+// Gathering: small answered writes that continue each other (a log's appends) wait in one
+// pending batch of the file, sent as one NFS WRITE when it is full, when something needs it
+// (any wait below hands it to its caller to send first), or after a short delay (the
+// mount's GatherFlusher). 16 KiB appends were one NFS round trip each.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <string>
+
+#include "nfsshim/nfs/engine.h"
 
 namespace nfsshim::fuse::nfsfs {
 
@@ -39,22 +48,46 @@ class WriteBehindLimit {
   uint64_t failed_ = 0;
 };
 
+// Gathered writes to send as one: registered in flight under TICKET (end it after sending).
+struct Batch {
+  int64_t ticket = 0;
+  uint64_t off = 0;
+  std::shared_ptr<std::string> data;  // null: none
+  nfs::Cred cred;                     // of the first write in it
+};
+
 class WriteBehind {
  public:
   // A point in the order of all writes begun on the mount.
   static uint64_t now();
 
+  // Each wait below that a pending batch holds up (or, for begin, any wait while one is
+  // pending) returns it in *SEND instead of waiting, when SEND is given: the caller sends it,
+  // ends its ticket, and calls again. Without SEND, nothing may be gathered.
+
   // Starts a write of [OFF, OFF+LEN): waits until no write in flight overlaps it and the
   // file's writes in flight hold at most BUDGET bytes with it (one alone may be larger).
-  // Returns its ticket (> 0), or the kept error of a failed write (-errno, not cleared).
-  int64_t begin(uint64_t off, uint64_t len, uint64_t budget);
+  // Returns its ticket (> 0), 0 if *SEND must go first, or the kept error of a failed
+  // write (-errno, not cleared).
+  int64_t begin(uint64_t off, uint64_t len, uint64_t budget, Batch* send = nullptr);
   // Ends the write TICKET; ERR < 0 is kept for the next flush/fsync.
   void end(int64_t ticket, int err);
 
-  // Waits until every write begun before POINT has ended.
-  void wait_before(uint64_t point);
-  // Waits until no write overlapping [OFF, OFF+LEN) is in flight.
-  void wait_overlapping(uint64_t off, uint64_t len);
+  // An answered write of LEN bytes at OFF from BUF by C, gathered: appended to the pending
+  // batch if it continues it (same C, at most MAX bytes with it, within BUDGET), else a new
+  // pending batch if START and nothing is pending (else as begin: *SEND first).
+  enum Gather { kSendFirst = 0, kAppended = 1, kStarted = 2, kNotGathered = 3 };
+  // Returns a Gather or the kept error (-errno). kAppended with *SEND set: the batch became
+  // full, send it now. kStarted: *TICKET is the new batch's (for the flusher).
+  int gather(uint64_t off, const char* buf, size_t len, const nfs::Cred& c, size_t max,
+             uint64_t budget, bool start, Batch* send, int64_t* ticket);
+  // The pending batch, if it is still the one of TICKET (for the flusher's deadline).
+  bool take_pending(int64_t ticket, Batch* send);
+
+  // Waits until every write begun before POINT has ended. True if *SEND must go first.
+  bool wait_before(uint64_t point, Batch* send = nullptr);
+  // Waits until no write overlapping [OFF, OFF+LEN) is in flight. True if *SEND must go first.
+  bool wait_overlapping(uint64_t off, uint64_t len, Batch* send = nullptr);
   // True if a write begun before POINT may have landed during a call started at POINT (it
   // is in flight, or a write ended after POINT): attributes that call fetched may be stale.
   bool raced(uint64_t point);
@@ -68,6 +101,8 @@ class WriteBehind {
     uint64_t off, end;
   };
   bool overlaps_locked(uint64_t off, uint64_t end) const;
+  bool take_locked(Batch* send);  // the pending batch, if any and SEND given
+  uint64_t register_locked(uint64_t off, uint64_t len);
   std::mutex mu_;  // wb_mu_2: never held across an RPC
   std::condition_variable cv_;
   std::map<uint64_t, Range> inflight_;  // by ticket (= its begin point)
@@ -75,6 +110,7 @@ class WriteBehind {
   uint64_t peak_ = 0;
   uint64_t last_end_ = 0;  // now() after the latest end
   int error_ = 0;
+  Batch pending_;  // data null: none pending; else also in inflight_ under its ticket
 };
 
 }  // namespace nfsshim::fuse::nfsfs

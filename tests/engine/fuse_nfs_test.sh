@@ -255,8 +255,36 @@ write-behind)
   line=$(grep "write-behind:" "$work/shim.log" | tail -1)
   echo "$line"
   [ "$(early)" -ge 3072 ] || fail "the 3072 writes were not answered early: $line"
-  peak=$(echo "$line" | sed -n 's/.*at most \([0-9]*\) in flight.*/\1/p')
+  # Gathering: 16 KiB appends with nothing else asking for the file go out as a few large
+  # WRITEs (1 MiB batches, or what 10 ms gathered on a slow run), not 1024 small ones.
+  # 1 MiB writes are not gathered: several are in flight at once.
+  mount_nfs "&nconnect=4"
+  dd if="$work/data" of="$mnt/gathered" bs=16k count=1024 conv=fsync status=none || fail "dd of 16 MiB"
+  dd if="$work/data" of="$mnt/large" bs=1M count=32 conv=fsync status=none || fail "dd of 32 MiB"
+  unmount_nfs
+  cmp -n $((16 << 20)) "$work/data" "$work/export/gathered" || fail "gathered data on the export differs"
+  cmp -n $((32 << 20)) "$work/data" "$work/export/large" || fail "1 MiB writes on the export differ"
+  line=$(grep "write-behind:" "$work/shim.log" | tail -1)
+  echo "$line"
+  peak=$(echo "$line" | sed -n 's/.*at most \([0-9]*\) NFS WRITEs in flight.*/\1/p')
   [ "${peak:-0}" -ge 2 ] || fail "never two writes in flight at once: $line"
+  read -r gathered batches < <(echo "$line" | sed -n 's/.*(\([0-9]*\) small ones gathered into \([0-9]*\) batches).*/\1 \2/p')
+  [ "${gathered:-0}" -eq 1024 ] && [ "${batches:-1024}" -le 256 ] ||
+    fail "1024 appends of 16 KiB were not gathered into at most 256 WRITEs: $line"
+  # A lone small write reaches the server within the gathering delay (10 ms), with its file
+  # still open and nothing asking for it.
+  mount_nfs "&nconnect=4"
+  python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, b"x" * 16384)
+for i in range(100):
+    time.sleep(0.02)
+    if os.path.getsize(sys.argv[2]) == 16384: break
+print("lone write on the export after %.2f s, file still open" % ((i + 1) * 0.02))
+ok = os.path.getsize(sys.argv[2]) == 16384
+os.close(fd)
+sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB write was not on the export after 2 s"
+  unmount_nfs
   # O_SYNC writes wait for the server; so does every write with write_behind_kb=0.
   mount_nfs "&nconnect=4"
   dd if="$work/data" of="$mnt/sync" bs=1M count=8 oflag=sync status=none || fail "O_SYNC dd"

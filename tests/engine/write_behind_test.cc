@@ -119,6 +119,107 @@ TEST(WriteBehind, RacedSaysWhenAttributesFetchedSinceAPointMayBeStale) {
   EXPECT_FALSE(wb.raced(p2));  // landed before P2
 }
 
+// Gathering (write_behind.h): appends that continue each other wait in one pending batch.
+constexpr size_t kMax = 64;
+const nfs::Cred kAlice{1000, 1000, {}};
+const nfs::Cred kBob{1001, 1001, {}};
+
+TEST(WriteBehindGather, AppendsFillOneBatchThatIsHandedBackWhenFull) {
+  WriteBehind wb;
+  const std::string chunk(16, 'x');
+  Batch send;
+  int64_t ticket = 0;
+  ASSERT_EQ(wb.gather(0, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  EXPECT_GT(ticket, 0);
+  for (uint64_t off = 16; off < 48; off += 16)
+    ASSERT_EQ(wb.gather(off, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kAppended);
+  EXPECT_FALSE(send.data);  // 48 of 64 bytes: still pending
+  ASSERT_EQ(wb.gather(48, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kAppended);
+  ASSERT_TRUE(send.data);  // full
+  EXPECT_EQ(send.off, 0u);
+  EXPECT_EQ(send.data->size(), kMax);
+  EXPECT_EQ(send.cred, kAlice);
+  EXPECT_FALSE(wb.take_pending(send.ticket, &send));  // taken already
+  wb.end(send.ticket, 0);
+}
+
+TEST(WriteBehindGather, AWriteThatDoesNotContinueTheBatchSendsItFirst) {
+  WriteBehind wb;
+  const std::string chunk(16, 'x');
+  Batch send;
+  int64_t ticket = 0;
+  ASSERT_EQ(wb.gather(0, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  // A gap, another caller, a batch past MAX: each hands the pending batch back first.
+  ASSERT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kSendFirst);
+  ASSERT_TRUE(send.data);
+  EXPECT_EQ(send.data->size(), 16u);
+  wb.end(send.ticket, 0);
+  send = Batch{};
+  ASSERT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  ASSERT_EQ(wb.gather(48, chunk.data(), 16, kBob, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kSendFirst);
+  wb.end(send.ticket, 0);
+  send = Batch{};
+  // Without room for a new batch nothing is gathered.
+  EXPECT_EQ(wb.gather(48, chunk.data(), 16, kBob, kMax, 1 << 20, false, &send, &ticket), WriteBehind::kNotGathered);
+  // An ordinary write that overlaps a pending batch hands it back instead of waiting.
+  ASSERT_EQ(wb.gather(48, chunk.data(), 16, kBob, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  EXPECT_EQ(wb.begin(50, 4, 1 << 20, &send), 0);
+  ASSERT_TRUE(send.data);
+  EXPECT_EQ(send.off, 48u);
+  wb.end(send.ticket, 0);
+}
+
+TEST(WriteBehindGather, WaitsHandBackThePendingBatchTheyWouldWaitFor) {
+  WriteBehind wb;
+  const std::string chunk(16, 'x');
+  Batch send;
+  int64_t ticket = 0;
+  const uint64_t p0 = WriteBehind::now();
+  ASSERT_EQ(wb.gather(100, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  EXPECT_FALSE(wb.wait_before(p0, &send));  // begun after P0
+  const uint64_t p1 = WriteBehind::now();
+  EXPECT_TRUE(wb.raced(p1));  // pending counts as in flight: a fetch now would miss it
+  EXPECT_FALSE(wb.wait_overlapping(0, 100, &send));  // a read beside it does not wait
+  EXPECT_FALSE(send.data);
+  ASSERT_TRUE(wb.wait_overlapping(110, 10, &send));  // a read of its bytes gets it to send
+  ASSERT_TRUE(send.data);
+  EXPECT_EQ(send.ticket, ticket);
+  // Taken but not ended: now a wait before P1 waits for the send itself.
+  auto w = std::async(std::launch::async, [&] {
+    Batch none;
+    return wb.wait_before(p1, &none);
+  });
+  EXPECT_TRUE(still_waiting(w));
+  wb.end(send.ticket, 0);
+  ASSERT_EQ(w.wait_for(5s), std::future_status::ready);
+  EXPECT_FALSE(w.get());
+  // wait_before hands back a batch begun before its point.
+  send = Batch{};
+  ASSERT_EQ(wb.gather(200, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  EXPECT_TRUE(wb.wait_before(WriteBehind::now(), &send));
+  EXPECT_EQ(send.ticket, ticket);
+  EXPECT_FALSE(wb.take_pending(ticket, &send));
+  wb.end(send.ticket, 0);
+}
+
+TEST(WriteBehindGather, AKeptErrorFailsGatheringAndTheBudgetHolds) {
+  WriteBehind wb;
+  const std::string chunk(16, 'x');
+  Batch send;
+  int64_t ticket = 0;
+  // Budget 32: the third append would pass it, so the batch is handed back.
+  ASSERT_EQ(wb.gather(0, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), WriteBehind::kStarted);
+  ASSERT_EQ(wb.gather(16, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), WriteBehind::kAppended);
+  ASSERT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), WriteBehind::kSendFirst);
+  wb.end(send.ticket, -ENOSPC);
+  send = Batch{};
+  EXPECT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), -ENOSPC);
+  EXPECT_EQ(wb.take_error(), -ENOSPC);
+  EXPECT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), WriteBehind::kStarted);
+  ASSERT_TRUE(wb.take_pending(ticket, &send));
+  wb.end(send.ticket, 0);
+}
+
 TEST(WriteBehindLimit, BoundsWritesInFlightAndCountsThem) {
   WriteBehindLimit lim(2);
   lim.acquire();
