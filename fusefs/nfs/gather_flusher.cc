@@ -29,7 +29,7 @@ void GatherFlusher::stop() {
 
 bool GatherFlusher::room() const {
   std::lock_guard<std::mutex> g(mu_);
-  return !stop_ && pending_ < max_;
+  return !stop_ && pending_ < static_cast<long>(max_);
 }
 
 void GatherFlusher::started(const std::shared_ptr<Node>& n, int64_t ticket) {
@@ -46,7 +46,7 @@ void GatherFlusher::started(const std::shared_ptr<Node>& n, int64_t ticket) {
 
 void GatherFlusher::ended() {
   std::lock_guard<std::mutex> g(mu_);
-  if (pending_ > 0) --pending_;
+  --pending_;
 }
 
 void GatherFlusher::counts(uint64_t* batches, uint64_t* writes) const {

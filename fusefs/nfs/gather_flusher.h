@@ -48,7 +48,9 @@ class GatherFlusher {
   mutable std::mutex mu_;  // gather_mu_4: taken with no other lock held
   std::condition_variable cv_;
   std::deque<Due> due_;
-  unsigned pending_ = 0;
+  // Batches begun minus batches gone; ended() may come before started() (another thread
+  // sent the batch first), so it may dip below 0 for a moment.
+  long pending_ = 0;
   uint64_t batches_ = 0;
   std::atomic<uint64_t> writes_{0};
   bool stop_ = false;
