@@ -124,17 +124,25 @@ constexpr size_t kMax = 64;
 const nfs::Cred kAlice{1000, 1000, {}};
 const nfs::Cred kBob{1001, 1001, {}};
 
-TEST(WriteBehindGather, AppendsFillOneBatchThatIsHandedBackWhenFull) {
+// One file's WriteBehind and 16-byte writes gathered into it.
+class WriteBehindGather : public ::testing::Test {
+ protected:
+  int gather(uint64_t off, const nfs::Cred& c = kAlice, uint64_t budget = 1 << 20, bool start = true) {
+    return wb.gather(off, chunk.data(), chunk.size(), c, kMax, budget, start, &send, &ticket);
+  }
   WriteBehind wb;
-  const std::string chunk(16, 'x');
+  const std::string chunk = std::string(16, 'x');
   Batch send;
   int64_t ticket = 0;
-  ASSERT_EQ(wb.gather(0, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+};
+
+TEST_F(WriteBehindGather, AppendsFillOneBatchThatIsHandedBackWhenFull) {
+  ASSERT_EQ(gather(0), WriteBehind::kStarted);
   EXPECT_GT(ticket, 0);
   for (uint64_t off = 16; off < 48; off += 16)
-    ASSERT_EQ(wb.gather(off, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kAppended);
+    ASSERT_EQ(gather(off), WriteBehind::kAppended);
   EXPECT_FALSE(send.data);  // 48 of 64 bytes: still pending
-  ASSERT_EQ(wb.gather(48, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kAppended);
+  ASSERT_EQ(gather(48), WriteBehind::kAppended);
   ASSERT_TRUE(send.data);  // full
   EXPECT_EQ(send.off, 0u);
   EXPECT_EQ(send.data->size(), kMax);
@@ -143,39 +151,31 @@ TEST(WriteBehindGather, AppendsFillOneBatchThatIsHandedBackWhenFull) {
   wb.end(send.ticket, 0);
 }
 
-TEST(WriteBehindGather, AWriteThatDoesNotContinueTheBatchSendsItFirst) {
-  WriteBehind wb;
-  const std::string chunk(16, 'x');
-  Batch send;
-  int64_t ticket = 0;
-  ASSERT_EQ(wb.gather(0, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+TEST_F(WriteBehindGather, AWriteThatDoesNotContinueTheBatchSendsItFirst) {
+  ASSERT_EQ(gather(0), WriteBehind::kStarted);
   // A gap, another caller, a batch past MAX: each hands the pending batch back first.
-  ASSERT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kSendFirst);
+  ASSERT_EQ(gather(32), WriteBehind::kSendFirst);
   ASSERT_TRUE(send.data);
   EXPECT_EQ(send.data->size(), 16u);
   wb.end(send.ticket, 0);
   send = Batch{};
-  ASSERT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
-  ASSERT_EQ(wb.gather(48, chunk.data(), 16, kBob, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kSendFirst);
+  ASSERT_EQ(gather(32), WriteBehind::kStarted);
+  ASSERT_EQ(gather(48, kBob), WriteBehind::kSendFirst);
   wb.end(send.ticket, 0);
   send = Batch{};
   // Without room for a new batch nothing is gathered.
-  EXPECT_EQ(wb.gather(48, chunk.data(), 16, kBob, kMax, 1 << 20, false, &send, &ticket), WriteBehind::kNotGathered);
+  EXPECT_EQ(gather(48, kBob, 1 << 20, false), WriteBehind::kNotGathered);
   // An ordinary write that overlaps a pending batch hands it back instead of waiting.
-  ASSERT_EQ(wb.gather(48, chunk.data(), 16, kBob, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  ASSERT_EQ(gather(48, kBob), WriteBehind::kStarted);
   EXPECT_EQ(wb.begin(50, 4, 1 << 20, &send), 0);
   ASSERT_TRUE(send.data);
   EXPECT_EQ(send.off, 48u);
   wb.end(send.ticket, 0);
 }
 
-TEST(WriteBehindGather, WaitsHandBackThePendingBatchTheyWouldWaitFor) {
-  WriteBehind wb;
-  const std::string chunk(16, 'x');
-  Batch send;
-  int64_t ticket = 0;
+TEST_F(WriteBehindGather, WaitsHandBackThePendingBatchTheyWouldWaitFor) {
   const uint64_t p0 = WriteBehind::now();
-  ASSERT_EQ(wb.gather(100, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  ASSERT_EQ(gather(100), WriteBehind::kStarted);
   EXPECT_FALSE(wb.wait_before(p0, &send));  // begun after P0
   const uint64_t p1 = WriteBehind::now();
   EXPECT_TRUE(wb.raced(p1));  // pending counts as in flight: a fetch now would miss it
@@ -195,27 +195,23 @@ TEST(WriteBehindGather, WaitsHandBackThePendingBatchTheyWouldWaitFor) {
   EXPECT_FALSE(w.get());
   // wait_before hands back a batch begun before its point.
   send = Batch{};
-  ASSERT_EQ(wb.gather(200, chunk.data(), 16, kAlice, kMax, 1 << 20, true, &send, &ticket), WriteBehind::kStarted);
+  ASSERT_EQ(gather(200), WriteBehind::kStarted);
   EXPECT_TRUE(wb.wait_before(WriteBehind::now(), &send));
   EXPECT_EQ(send.ticket, ticket);
   EXPECT_FALSE(wb.take_pending(ticket, &send));
   wb.end(send.ticket, 0);
 }
 
-TEST(WriteBehindGather, AKeptErrorFailsGatheringAndTheBudgetHolds) {
-  WriteBehind wb;
-  const std::string chunk(16, 'x');
-  Batch send;
-  int64_t ticket = 0;
+TEST_F(WriteBehindGather, AKeptErrorFailsGatheringAndTheBudgetHolds) {
   // Budget 32: the third append would pass it, so the batch is handed back.
-  ASSERT_EQ(wb.gather(0, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), WriteBehind::kStarted);
-  ASSERT_EQ(wb.gather(16, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), WriteBehind::kAppended);
-  ASSERT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), WriteBehind::kSendFirst);
+  ASSERT_EQ(gather(0, kAlice, 32), WriteBehind::kStarted);
+  ASSERT_EQ(gather(16, kAlice, 32), WriteBehind::kAppended);
+  ASSERT_EQ(gather(32, kAlice, 32), WriteBehind::kSendFirst);
   wb.end(send.ticket, -ENOSPC);
   send = Batch{};
-  EXPECT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), -ENOSPC);
+  EXPECT_EQ(gather(32, kAlice, 32), -ENOSPC);
   EXPECT_EQ(wb.take_error(), -ENOSPC);
-  EXPECT_EQ(wb.gather(32, chunk.data(), 16, kAlice, kMax, 32, true, &send, &ticket), WriteBehind::kStarted);
+  EXPECT_EQ(gather(32, kAlice, 32), WriteBehind::kStarted);
   ASSERT_TRUE(wb.take_pending(ticket, &send));
   wb.end(send.ticket, 0);
 }
