@@ -28,15 +28,14 @@ void GatherFlusher::stop() {
 }
 
 bool GatherFlusher::room() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return !stop_ && pending_ < static_cast<long>(max_);
+  return !stop_.load(std::memory_order_relaxed) && pending_.load(std::memory_order_relaxed) < static_cast<long>(max_);
 }
 
 void GatherFlusher::started(const std::shared_ptr<Node>& n, int64_t ticket) {
   bool first;
   {
     std::lock_guard<std::mutex> g(mu_);
-    ++pending_;
+    pending_.fetch_add(1, std::memory_order_relaxed);
     ++batches_;
     first = due_.empty();
     due_.push_back(Due{n, ticket, std::chrono::steady_clock::now() + delay_});
@@ -44,10 +43,7 @@ void GatherFlusher::started(const std::shared_ptr<Node>& n, int64_t ticket) {
   if (first) cv_.notify_all();  // later ones are due after it: the thread wakes for it anyway
 }
 
-void GatherFlusher::ended() {
-  std::lock_guard<std::mutex> g(mu_);
-  --pending_;
-}
+void GatherFlusher::ended() { pending_.fetch_sub(1, std::memory_order_relaxed); }
 
 void GatherFlusher::counts(uint64_t* batches, uint64_t* writes) const {
   std::lock_guard<std::mutex> g(mu_);

@@ -50,10 +50,10 @@ class GatherFlusher {
   std::deque<Due> due_;
   // Batches begun minus batches gone; ended() may come before started() (another thread
   // sent the batch first), so it may dip below 0 for a moment.
-  long pending_ = 0;
+  std::atomic<long> pending_{0};  // read by room() at every small write: no lock
   uint64_t batches_ = 0;
   std::atomic<uint64_t> writes_{0};
-  bool stop_ = false;
+  std::atomic<bool> stop_{false};  // set under mu_ (the thread waits on it); room() reads it too
   std::thread thread_;
 };
 

@@ -102,19 +102,24 @@ std::shared_ptr<FileIo> io_of(const std::shared_ptr<Node>& n) {
 
 ssize_t write_all(FileIo& io, const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data);
 
-// Sends N's gathered batch B (answered already) and ends its ticket, as op_write does for
-// an answered write; an error is kept for the next flush or fsync.
+// Sends an answered write (registered as TICKET, holding one of the mount's limit) and ends
+// it; an error is kept for the file's next flush or fsync.
+void land(NfsFs& fs, Node& n, const std::shared_ptr<FileIo>& io, int64_t ticket, const nfs::Cred& c,
+          uint64_t off, std::shared_ptr<const std::string> data) {
+  const size_t size = data->size();
+  ssize_t rv = io ? write_all(*io, c, off, std::move(data)) : -EBADF;
+  n.wb.end(ticket, static_cast<int>(std::min<ssize_t>(rv, 0)));
+  fs.wb_limit->release(rv < 0);
+  if (rv < 0)
+    SHIM_LOG_WARN("[ino {}] write of {} bytes at {}, answered before the server's reply, failed: {} "
+                  "(reported at the next flush or fsync)", n.ino, size, off, std::strerror(static_cast<int>(-rv)));
+}
+
+// Sends N's gathered batch B (answered already).
 void send_batch(NfsFs& fs, Node& n, const std::shared_ptr<FileIo>& io, Batch b) {
   fs.gather->ended();
   fs.wb_limit->acquire();
-  const size_t size = b.data->size();
-  ssize_t rv = io ? write_all(*io, b.cred, b.off, std::move(b.data)) : -EBADF;
-  n.wb.end(b.ticket, static_cast<int>(std::min<ssize_t>(rv, 0)));
-  fs.wb_limit->release(rv < 0);
-  if (rv < 0)
-    SHIM_LOG_WARN("[ino {}] write of {} gathered bytes at {}, answered before the server's reply, "
-                  "failed: {} (reported at the next flush or fsync)", n.ino, size, b.off,
-                  std::strerror(static_cast<int>(-rv)));
+  land(fs, n, io, b.ticket, b.cred, b.off, std::move(b.data));
 }
 
 // N's WriteBehind waits, sending the gathered batch that holds one up.
@@ -704,20 +709,14 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   }
   // The mount's limit is taken only by a write about to be sent (registered already), so a
   // holder only ever waits for the server, never for another write.
-  if (behind) fs.wb_limit->acquire();
   if (behind) {
+    fs.wb_limit->acquire();
     fuse_reply_write(req, size);
     request_goes_on();  // the writer's next WRITE comes now
-  }
-  ssize_t rv = write_all(*io, c, at, std::move(data));
-  if (behind) {
-    n->wb.end(ticket, static_cast<int>(std::min<ssize_t>(rv, 0)));
-    fs.wb_limit->release(rv < 0);
-    if (rv < 0)
-      SHIM_LOG_WARN("[ino {}] write of {} bytes at {}, answered before the server's reply, failed: {} "
-                    "(reported at the next flush or fsync)", ino, size, at, std::strerror(static_cast<int>(-rv)));
+    land(fs, *n, io, ticket, c, at, std::move(data));
     return;
   }
+  ssize_t rv = write_all(*io, c, at, std::move(data));
   n->wb.end(ticket, 0);  // its caller hears the error itself
   if (rv < 0) {
     fuse_reply_err(req, static_cast<int>(-rv));

@@ -52,6 +52,10 @@ uint64_t WriteBehind::register_locked(uint64_t off, uint64_t len) {
   return ticket;
 }
 
+bool WriteBehind::fits_locked(uint64_t off, uint64_t len, uint64_t budget) const {
+  return !overlaps_locked(off, off + len) && (inflight_.empty() || bytes_ + len <= budget);
+}
+
 bool WriteBehind::take_locked(Batch* send) {
   if (!send || !pending_.data) return false;
   // The engine keeps the batch until COMMIT: a batch sent before it filled gives back the
@@ -66,7 +70,7 @@ int64_t WriteBehind::begin(uint64_t off, uint64_t len, uint64_t budget, Batch* s
   std::unique_lock<std::mutex> g(mu_);
   for (;;) {
     if (error_ != 0) return error_;
-    if (!overlaps_locked(off, off + len) && (inflight_.empty() || bytes_ + len <= budget)) break;
+    if (fits_locked(off, len, budget)) break;
     if (take_locked(send)) return 0;
     cv_.wait(g);
   }
@@ -93,7 +97,7 @@ int WriteBehind::gather(uint64_t off, const char* buf, size_t len, const nfs::Cr
       return kSendFirst;
     }
     if (!start) return kNotGathered;
-    if (!overlaps_locked(off, off + len) && (inflight_.empty() || bytes_ + len <= budget)) break;
+    if (fits_locked(off, len, budget)) break;
     cv_.wait(g);  // a write in flight holds it up; one gathered meanwhile is taken above
   }
   pending_.ticket = static_cast<int64_t>(register_locked(off, len));

@@ -101,6 +101,9 @@ class WriteBehind {
     uint64_t off, end;
   };
   bool overlaps_locked(uint64_t off, uint64_t end) const;
+  // No write in flight overlaps [OFF, OFF+LEN) and the file's bytes in flight stay within
+  // BUDGET with it (or nothing is in flight).
+  bool fits_locked(uint64_t off, uint64_t len, uint64_t budget) const;
   bool take_locked(Batch* send);  // the pending batch, if any and SEND given
   uint64_t register_locked(uint64_t off, uint64_t len);
   std::mutex mu_;  // wb_mu_2: never held across an RPC
