@@ -88,7 +88,8 @@ class Client {
   // Entries with attributes and, where the server sends them, file handles.
   virtual int readdirplus(const nfs::Cred& c, const nfs::Fh& dir, std::vector<nfs::DirEntry>* out) = 0;
   virtual int fsstat(const nfs::Cred& c, const nfs::Fh& fh, nfs::FsStat* out) = 0;
-  virtual std::unique_ptr<FileIo> file_io(const nfs::Fh& fh) = 0;
+  // The file's I/O while it is open; its UNSTABLE data counts against LIMIT (the mount's).
+  virtual std::unique_ptr<FileIo> file_io(const nfs::Fh& fh, nfs::UnstableLimit* limit) = 0;
   // True if POSIX locks go to the server (NFSv4.1 LOCK): visible to every client of the
   // export. False (NFSv3: no NLM here): the kernel keeps them local to this host.
   virtual bool server_locks() const { return false; }

@@ -9,7 +9,8 @@ namespace {
 
 class FileIo3 final : public FileIo {
  public:
-  FileIo3(nfs::Engine& e, const nfs::Fh& fh) : e_(e), fh_(fh), writer_(e, fh) {}
+  FileIo3(nfs::Engine& e, const nfs::Fh& fh, nfs::UnstableLimit* limit)
+      : e_(e), fh_(fh), writer_(e, fh, nfs::UnstableWriter::kMaxRetained, limit) {}
   int open(const nfs::Cred&, int, std::unique_ptr<CreatedOpen>, uint64_t* handle) override {
     *handle = 0;
     return 0;
@@ -46,8 +47,8 @@ class ClientV3 final : public ForwardingClient<nfs::Engine> {
   int readdirplus(const nfs::Cred& c, const nfs::Fh& dir, std::vector<nfs::DirEntry>* out) override {
     return e_->readdirplus(c, dir, out);
   }
-  std::unique_ptr<FileIo> file_io(const nfs::Fh& fh) override {
-    return std::make_unique<FileIo3>(*e_, fh);
+  std::unique_ptr<FileIo> file_io(const nfs::Fh& fh, nfs::UnstableLimit* limit) override {
+    return std::make_unique<FileIo3>(*e_, fh, limit);
   }
 };
 

@@ -37,7 +37,7 @@ struct CreatedOpen41 final : CreatedOpen {
 
 class FileIo41 final : public FileIo {
  public:
-  FileIo41(nfs41::Engine& e, const nfs::Fh& fh, bool assume_preserved)
+  FileIo41(nfs41::Engine& e, const nfs::Fh& fh, bool assume_preserved, nfs::UnstableLimit* limit)
       : e_(e),
         fh_(fh),
         assume_preserved_(assume_preserved),
@@ -49,7 +49,8 @@ class FileIo41 final : public FileIo {
               if (!o) return -EBADF;
               return e_.write(c, o, off, len, buf, stable, verfs, owner);
             },
-            [this](const nfs::Cred& c, nfs::WriteVerf* verf) { return e_.commit(c, fh_, verf); }) {}
+            [this](const nfs::Cred& c, nfs::WriteVerf* verf) { return e_.commit(c, fh_, verf); },
+            nfs::UnstableWriter::kMaxRetained, limit) {}
 
   int open(const nfs::Cred& c, int flags, std::unique_ptr<CreatedOpen> created,
            uint64_t* handle) override {
@@ -191,8 +192,8 @@ class ClientV41 final : public ForwardingClient<nfs41::Engine> {
   int readdirplus(const nfs::Cred& c, const nfs::Fh& dir, std::vector<nfs::DirEntry>* out) override {
     return e_->readdir(c, dir, out);
   }
-  std::unique_ptr<FileIo> file_io(const nfs::Fh& fh) override {
-    return std::make_unique<FileIo41>(*e_, fh, assume_preserved_);
+  std::unique_ptr<FileIo> file_io(const nfs::Fh& fh, nfs::UnstableLimit* limit) override {
+    return std::make_unique<FileIo41>(*e_, fh, assume_preserved_, limit);
   }
   bool server_locks() const override { return true; }
 

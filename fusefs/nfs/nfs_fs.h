@@ -69,6 +69,10 @@ class NodeTable {
 struct NfsFs {
   Options opts;
   std::unique_ptr<Client> client;
+  // The bound on UNSTABLE data kept for COMMIT, all open files together (URL
+  // max_unstable_mb, commit_secs). Set once the daemon serves; it commits through CLIENT
+  // and every FileIo in NODES uses it, hence between the two.
+  std::unique_ptr<nfs::UnstableLimit> unstable;
   std::unique_ptr<NodeTable> nodes;
   std::string graveyard_name;  // in the export root
   nfs::Fh graveyard;           // .../u<uid>

@@ -120,10 +120,14 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     }
   }
   if (rv == 0) {
+    // Its thread, like the gatherer's, starts only here: threads do not survive the fork.
+    fs.unstable = std::make_unique<nfs::UnstableLimit>(size_t(url.max_unstable_mb) << 20,
+                                                       std::chrono::seconds(url.commit_secs));
     fs.gather->start([&fs](const std::shared_ptr<Node>& n, int64_t ticket) { send_gathered(fs, n, ticket); });
     rv = run_loop(se, opts);
     SHIM_LOG_INFO("unmounting {} (loop ended: {})", opts.mountpoint, rv);
     fs.gather->stop();  // what no release sent (the daemon stopped with files open)
+    fs.unstable->commit_all();  // and their data made stable before the daemon goes
     uint64_t writes, failed, batches, gathered;
     unsigned peak;
     fs.wb_limit->counts(&writes, &peak, &failed);
@@ -131,6 +135,11 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     SHIM_LOG_INFO("write-behind: {} writes answered before the server's reply ({} small ones gathered "
                   "into {} batches), at most {} NFS WRITEs in flight, {} failed",
                   writes + gathered - batches, gathered, batches, peak, failed);
+    nfs::UnstableLimit::Stats us = fs.unstable->stats();
+    SHIM_LOG_INFO("unstable data: at most {} KiB kept for COMMIT (max_unstable_mb={}), {} COMMITs to stay "
+                  "under it, {} of data older than {} s, {} failed",
+                  us.peak_bytes >> 10, url.max_unstable_mb, us.pressure_commits, us.age_commits,
+                  url.commit_secs, us.failed_commits);
     if (rv == SIGTERM || rv == SIGINT || rv == SIGHUP) rv = 0;
   }
   fuse_session_unmount(se);

@@ -544,7 +544,7 @@ int start_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, in
   {
     std::lock_guard<std::mutex> g(n->mu);
     ++n->nopen;  // first: a concurrent last release must not drop the FileIo we use
-    if (!n->io) n->io = fs.client->file_io(n->fh);
+    if (!n->io) n->io = fs.client->file_io(n->fh, fs.unstable.get());
     io = n->io;
   }
   int rv = io->open(c, flags, std::move(created), handle);

@@ -312,7 +312,39 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
   cmp -n $((2 << 20)) "$work/data" "$mnt/after" || fail "data after the ENOSPC differs"
   unmount_nfs
   grep "write-behind:" "$work/shim.log" | tail -1
-  pass "write-behind through vers=$vers: data intact, size never set back, sync writes wait, ENOSPC reported"
+  # The mount-wide bound on UNSTABLE data kept for COMMIT (URL max_unstable_mb, commit_secs):
+  # 6 files of 4 MiB written and kept open (no fsync, no close) keep all 24 MiB by default;
+  # with max_unstable_mb=8 the writes commit on the way, and data kept longer than
+  # commit_secs=1 is committed while the files stay open.
+  ganesha_stop "$work/state"
+  umount "$work/small"
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  unstable() {  # peak KiB, COMMITs for the bound, COMMITs for age (logged at unmount)
+    sed -n 's/.*unstable data: at most \([0-9]*\) KiB kept.*, \([0-9]*\) COMMITs to stay under it, \([0-9]*\) of data older.*/\1 \2 \3/p' \
+      "$work/shim.log" | tail -1
+  }
+  mkdir -p "$work/export/bound" "$work/export/nobound"
+  mount_nfs "&nconnect=4"
+  $check keep-open "$work/data" "$mnt/nobound" 6 4 0 || fail "keep-open without a bound"
+  unmount_nfs
+  read -r peak pressure aged < <(unstable)
+  echo "$(grep "unstable data:" "$work/shim.log" | tail -1)"
+  [ "${peak:-0}" -ge $((24 << 10)) ] || fail "control: 24 MiB in open files were not all kept (peak ${peak:-?} KiB)"
+  mount_nfs "&nconnect=4&max_unstable_mb=8&commit_secs=1"
+  $check keep-open "$work/data" "$mnt/bound" 6 4 3 || fail "keep-open with max_unstable_mb=8"
+  unmount_nfs
+  line=$(grep "unstable data:" "$work/shim.log" | tail -1)
+  echo "$line"
+  read -r peak pressure aged < <(unstable)
+  # 8 MiB, plus at most one 1 MiB write per request thread that lands meanwhile.
+  [ "${peak:-99999}" -le $((16 << 10)) ] || fail "more than 16 MiB kept with max_unstable_mb=8: $line"
+  [ "${pressure:-0}" -ge 1 ] || fail "no COMMIT to stay under max_unstable_mb=8: $line"
+  [ "${aged:-0}" -ge 1 ] || fail "data kept 3 s in open files was not committed (commit_secs=1): $line"
+  for k in 0 1 2 3 4 5; do
+    cmp -n $((4 << 20)) "$work/data" "$work/export/bound/open$k" || fail "bound/open$k on the export differs"
+    cmp -n $((4 << 20)) "$work/data" "$work/export/nobound/open$k" || fail "nobound/open$k on the export differs"
+  done
+  pass "write-behind through vers=$vers: data intact, size never set back, sync writes wait, ENOSPC reported, unstable data bounded"
   ;;
 read-ahead)
   # The kernel sets the mount's readahead from the INIT reply (128 KiB); nfsshim-fuse raises

@@ -30,12 +30,14 @@ TEST(NfsUrl, Defaults) {
   EXPECT_EQ(u.uid, -1);
   EXPECT_TRUE(u.hard);
   EXPECT_EQ(u.io, IoBackend::kAuto);
+  EXPECT_EQ(u.max_unstable_mb, 256);
+  EXPECT_EQ(u.commit_secs, 30);
 }
 
 TEST(NfsUrl, AllKeys) {
   NfsUrl u = ok("nfs://10.0.0.1/a/b%20c/?vers=3&nconnect=8&nfsport=22049&mountport=22048"
                 "&uid=1000&gid=100&timeo=50&retrans=5&soft&io=epoll&rsize=65536&wsize=131072"
-                "&slots=16&max_inflight_mb=32");
+                "&slots=16&max_inflight_mb=32&max_unstable_mb=16&commit_secs=2");
   EXPECT_EQ(u.host, "10.0.0.1");
   EXPECT_EQ(u.export_path, "/a/b c");
   EXPECT_EQ(u.nconnect, 8);
@@ -51,6 +53,8 @@ TEST(NfsUrl, AllKeys) {
   EXPECT_EQ(u.wsize, 131072u);
   EXPECT_EQ(u.slots, 16);
   EXPECT_EQ(u.max_inflight_mb, 32);
+  EXPECT_EQ(u.max_unstable_mb, 16);
+  EXPECT_EQ(u.commit_secs, 2);
 }
 
 TEST(NfsUrl, VersionSpellingsAnd41) {
@@ -104,6 +108,8 @@ TEST(NfsUrl, BadShapes) {
   EXPECT_NE(err("nfs://h/e?=3").find("empty key"), std::string::npos);
   EXPECT_NE(err("nfs://u@h/e").find("user info"), std::string::npos);
   EXPECT_NE(err("nfs://h/e?rsize=100").find("'rsize'"), std::string::npos);
+  EXPECT_NE(err("nfs://h/e?max_unstable_mb=0").find("1..65536"), std::string::npos);
+  EXPECT_NE(err("nfs://h/e?commit_secs=0").find("1..3600"), std::string::npos);
 }
 
 TEST(NfsUrl, CanonicalStringRoundTrips) {

@@ -8,6 +8,10 @@
       writes MIB MiB into PATH (1 MiB writes, then fsync, close) on a filesystem with less
       room; prints where ENOSPC came; fails if every call succeeded (a lost write error)
       or another error came.
+  write_behind_check.py keep-open SRC DIR FILES MIB SECS
+      writes the first MIB MiB of SRC into FILES files DIR/open<k> (1 MiB writes, no fsync),
+      keeps all of them open for SECS seconds more, then closes them (as a broker keeps the
+      active segment of each partition open).
 """
 import errno
 import os
@@ -54,7 +58,24 @@ def nospc(path, mib):
     return 0 if all(w.endswith("ENOSPC") for w in where) else 1
 
 
+def keep_open(src, d, files, mib, secs):
+    with open(src, "rb") as f:
+        data = f.read(mib << 20)
+    fds = [os.open(os.path.join(d, f"open{k}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+           for k in range(files)]
+    for fd in fds:
+        for i in range(mib):
+            os.write(fd, data[i << 20:(i + 1) << 20])
+    time.sleep(secs)
+    for fd in fds:
+        os.close(fd)
+    print(f"keep-open: {files} files of {mib} MiB written, kept open {secs} s more")
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 7 and sys.argv[1] == "keep-open":
+        sys.exit(keep_open(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])))
     if len(sys.argv) == 5 and sys.argv[1] == "sizes":
         sys.exit(sizes(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) == 4 and sys.argv[1] == "nospc":

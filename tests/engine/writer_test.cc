@@ -3,11 +3,18 @@
 // restarts between them and a failing COMMIT must still leave the file as the caller wrote
 // it, and the WRITEs must be sent from the writer's own kept copy (OWNER). The real engines
 // run it against nfs-ganesha in engine_test, chaos_test and the FUSE tests.
+// UnstableLimit (the mount-wide bound, unstable_limit.h) is tested here with the same fake.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nfsshim/nfs/engine.h"
@@ -25,7 +32,11 @@ struct FakeServer {
   std::string stable, cache;
   WriteVerf verf = 1;
   int fail_commits = 0;
+  int fail_sync_writes = 0;  // FILE_SYNC WRITEs (the re-sends) to fail with EIO
   size_t unstable_bytes = 0, sync_bytes = 0;
+  int commits = 0;
+  Cred commit_cred;                // of the last COMMIT
+  std::function<void()> on_commit;  // called first by each COMMIT (to hold one up)
   std::string why_bad;  // set when the writer broke its promise about OWNER
 
   void put(std::string* f, uint64_t off, const char* buf, size_t len) {
@@ -38,6 +49,10 @@ struct FakeServer {
     const auto* kept = static_cast<const std::string*>(owner.get());
     if (!kept || buf < kept->data() || buf + len > kept->data() + kept->size())
       why_bad = "WRITE data is not inside its owner's copy";
+    if (stable_how == kFileSync && fail_sync_writes > 0) {
+      --fail_sync_writes;
+      return -EIO;
+    }
     for (size_t done = 0; done < len; done += kWsize) {
       size_t n = std::min(kWsize, len - done);
       put(&cache, off + done, buf + done, n);
@@ -51,7 +66,10 @@ struct FakeServer {
     }
     return static_cast<ssize_t>(len);
   }
-  int commit(WriteVerf* v) {
+  int commit(const Cred& c, WriteVerf* v) {
+    if (on_commit) on_commit();
+    ++commits;
+    commit_cred = c;
     if (fail_commits > 0) {
       --fail_commits;
       return -EIO;
@@ -66,13 +84,19 @@ struct FakeServer {
   }
 };
 
+UnstableWriter::WriteFn write_fn(FakeServer* s) {
+  return [s](const Cred&, uint64_t off, size_t len, const char* buf, int stable,
+             std::vector<Engine::PieceVerf>* verfs, const std::shared_ptr<const void>& owner) {
+    return s->write(off, len, buf, stable, verfs, owner);
+  };
+}
+
+UnstableWriter::CommitFn commit_fn(FakeServer* s) {
+  return [s](const Cred& c, WriteVerf* v) { return s->commit(c, v); };
+}
+
 UnstableWriter make_writer(FakeServer* s, size_t max_retained = 64u << 20) {
-  return UnstableWriter(
-      [s](const Cred&, uint64_t off, size_t len, const char* buf, int stable,
-          std::vector<Engine::PieceVerf>* verfs, const std::shared_ptr<const void>& owner) {
-        return s->write(off, len, buf, stable, verfs, owner);
-      },
-      [s](const Cred&, WriteVerf* v) { return s->commit(v); }, max_retained);
+  return UnstableWriter(write_fn(s), commit_fn(s), max_retained);
 }
 
 std::string pattern(size_t len, uint32_t seed) {
@@ -145,6 +169,25 @@ TEST(UnstableWriter, FailedCommitKeepsTheDataForTheNextOne) {
   EXPECT_EQ(srv.why_bad, "");
 }
 
+// A re-send that fails (the server went away again) keeps what is not stable yet: the next
+// COMMIT sends it, nothing is dropped.
+TEST(UnstableWriter, AFailedResendKeepsWhatIsNotStableYet) {
+  FakeServer srv;
+  UnstableWriter w = make_writer(&srv);
+  std::string a = pattern(kWsize, 5), b = pattern(kWsize, 6);
+  ASSERT_EQ(w.write(Cred{}, 0, a.data(), a.size()), static_cast<ssize_t>(a.size()));
+  ASSERT_EQ(w.write(Cred{}, 4 * kWsize, b.data(), b.size()), static_cast<ssize_t>(b.size()));
+  srv.restart();
+  srv.fail_sync_writes = 1;
+  EXPECT_EQ(w.commit(Cred{}), -EIO);
+  EXPECT_EQ(w.retained_bytes(), 2 * kWsize);
+  ASSERT_EQ(w.commit(Cred{}), 0);
+  EXPECT_EQ(w.retained_bytes(), 0u);
+  ASSERT_EQ(srv.stable.size(), 5 * kWsize);
+  EXPECT_EQ(srv.stable.substr(0, kWsize), a);
+  EXPECT_EQ(srv.stable.substr(4 * kWsize), b);
+}
+
 TEST(UnstableWriter, TheBoundCommitsOnTheWay) {
   FakeServer srv;
   UnstableWriter w = make_writer(&srv, 4 * kWsize);
@@ -154,6 +197,147 @@ TEST(UnstableWriter, TheBoundCommitsOnTheWay) {
     EXPECT_LE(w.retained_bytes(), 4 * kWsize);
   }
   EXPECT_GE(srv.stable.size(), 5 * kWsize);  // committed before the end
+}
+
+// --- UnstableLimit: the mount-wide bound -------------------------------------------------
+
+using std::chrono::milliseconds;
+constexpr milliseconds kNoAge{3600 * 1000};
+
+Cred cred_of(uint32_t uid) {
+  Cred c;
+  c.uid = uid;
+  c.gid = uid;
+  return c;
+}
+
+// One file of a mount: its own fake server and a writer counted in LIMIT.
+struct LimitedFile {
+  FakeServer srv;
+  std::unique_ptr<UnstableWriter> w;
+  LimitedFile(UnstableLimit* limit) {
+    w = std::make_unique<UnstableWriter>(write_fn(&srv), commit_fn(&srv), UnstableWriter::kMaxRetained, limit);
+  }
+  void write_chunks(uint32_t uid, uint64_t first, int n) {
+    std::string d = pattern(kWsize, static_cast<uint32_t>(first));
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(w->write(cred_of(uid), (first + i) * kWsize, d.data(), d.size()), static_cast<ssize_t>(kWsize));
+  }
+};
+
+TEST(UnstableLimit, OverTheBoundTheWriteCommitsTheLargestFirst) {
+  UnstableLimit limit(4 * kWsize, kNoAge);
+  LimitedFile a(&limit), b(&limit), c(&limit);
+  a.write_chunks(1001, 0, 3);
+  b.write_chunks(1002, 0, 1);
+  EXPECT_EQ(limit.total_bytes(), 4 * kWsize);  // at the bound, not over: nothing committed
+  EXPECT_EQ(a.srv.commits + b.srv.commits, 0);
+  c.write_chunks(1003, 0, 1);  // over: A, the largest, is committed with A's own credentials
+  EXPECT_EQ(a.srv.commits, 1);
+  EXPECT_EQ(a.srv.commit_cred.uid, 1001u);
+  EXPECT_EQ(a.srv.stable.size(), 3 * kWsize);
+  EXPECT_EQ(a.w->retained_bytes(), 0u);
+  EXPECT_EQ(b.w->retained_bytes(), kWsize);
+  EXPECT_EQ(c.w->retained_bytes(), kWsize);
+  EXPECT_EQ(b.srv.commits + c.srv.commits, 0);
+  EXPECT_EQ(limit.total_bytes(), 2 * kWsize);
+  UnstableLimit::Stats st = limit.stats();
+  EXPECT_EQ(st.pressure_commits, 1u);
+  EXPECT_EQ(st.peak_bytes, 5 * kWsize);
+  EXPECT_EQ(st.age_commits, 0u);
+}
+
+TEST(UnstableLimit, AFileThatCannotCommitIsNotEveryWritesFirstPick) {
+  UnstableLimit limit(2 * kWsize, kNoAge);
+  LimitedFile a(&limit), b(&limit);
+  a.write_chunks(1, 0, 2);
+  a.srv.fail_commits = 100;  // e.g. removed on the server by another client (ESTALE)
+  b.write_chunks(2, 0, 1);   // over: A fails; the write itself still succeeds
+  EXPECT_EQ(a.srv.commits, 1);
+  EXPECT_EQ(a.w->retained_bytes(), 2 * kWsize);  // kept for the next try
+  EXPECT_EQ(limit.stats().failed_commits, 1u);
+  b.write_chunks(2, 1, 1);   // over again: B goes, A is not asked again so soon
+  EXPECT_EQ(a.srv.commits, 1);
+  EXPECT_EQ(b.srv.commits, 1);
+  EXPECT_EQ(b.w->retained_bytes(), 0u);
+  EXPECT_EQ(b.srv.stable.size(), 2 * kWsize);
+}
+
+TEST(UnstableLimit, DataKeptLongerThanMaxAgeIsCommittedWithoutAnyCall) {
+  const milliseconds age(300);
+  UnstableLimit limit(64u << 20, age);
+  LimitedFile a(&limit), idle(&limit);
+  const auto start = std::chrono::steady_clock::now();
+  a.write_chunks(4242, 0, 2);
+  while (a.w->retained_bytes() != 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+    std::this_thread::sleep_for(milliseconds(5));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(a.w->retained_bytes(), 0u);
+  EXPECT_GE(waited, age);  // not before its time
+  EXPECT_EQ(a.srv.commits, 1);
+  EXPECT_EQ(a.srv.commit_cred.uid, 4242u);
+  EXPECT_EQ(a.srv.stable.size(), 2 * kWsize);
+  EXPECT_EQ(idle.srv.commits, 0);  // nothing kept: nothing to commit
+  EXPECT_EQ(limit.stats().age_commits, 1u);
+}
+
+// A file closed while the limit commits it waits for that COMMIT (the writer's callbacks
+// use the file's state): destroying the writer must not finish before it.
+TEST(UnstableLimit, DestroyingAWriterWaitsForTheLimitsCommitOfIt) {
+  UnstableLimit limit(64u << 20, milliseconds(20));
+  LimitedFile a(&limit);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool in_commit = false, release = false;
+  a.srv.on_commit = [&] {
+    std::unique_lock<std::mutex> g(mu);
+    in_commit = true;
+    cv.notify_all();
+    cv.wait(g, [&] { return release; });
+  };
+  a.write_chunks(7, 0, 1);
+  {
+    std::unique_lock<std::mutex> g(mu);
+    ASSERT_TRUE(cv.wait_for(g, std::chrono::seconds(20), [&] { return in_commit; }));
+  }
+  std::atomic<bool> destroyed{false};
+  std::thread closer([&] {
+    a.w.reset();
+    destroyed = true;
+  });
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_FALSE(destroyed.load());
+  {
+    std::lock_guard<std::mutex> g(mu);
+    release = true;
+  }
+  cv.notify_all();
+  closer.join();
+  EXPECT_TRUE(destroyed.load());
+  EXPECT_EQ(limit.total_bytes(), 0u);
+}
+
+// Many writers at once: what is kept stays within the bound plus one write per writer (each
+// adds its own before it relieves), and every byte ends up stable.
+TEST(UnstableLimit, ParallelWritersStayNearTheBound) {
+  constexpr int kThreads = 8, kChunks = 48;
+  UnstableLimit limit(6 * kWsize, kNoAge);
+  std::vector<std::unique_ptr<LimitedFile>> files;
+  for (int t = 0; t < kThreads; ++t) files.push_back(std::make_unique<LimitedFile>(&limit));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] { files[t]->write_chunks(100 + t, 0, kChunks); });
+  for (auto& th : threads) th.join();
+  UnstableLimit::Stats st = limit.stats();
+  EXPECT_LE(st.peak_bytes, 6 * kWsize + kThreads * kWsize);
+  EXPECT_GT(st.pressure_commits, 0u);
+  EXPECT_LE(limit.total_bytes(), 6 * kWsize);
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(files[t]->w->commit(cred_of(100 + t)), 0);
+    EXPECT_EQ(files[t]->srv.stable.size(), kChunks * kWsize) << t;
+    EXPECT_EQ(files[t]->srv.why_bad, "");
+  }
+  EXPECT_EQ(limit.total_bytes(), 0u);
 }
 
 }  // namespace

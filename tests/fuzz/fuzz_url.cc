@@ -47,6 +47,8 @@ void check_ranges(const std::string& url, const NfsUrl& u) {
              "%s: rsize %u wsize %u", q, u.rsize, u.wsize);
   FUZZ_CHECK(u.slots >= 1 && u.slots <= 1024 && u.max_inflight_mb >= 1 && u.max_inflight_mb <= 4096,
              "%s: slots %d max_inflight_mb %d", q, u.slots, u.max_inflight_mb);
+  FUZZ_CHECK(u.max_unstable_mb >= 1 && u.max_unstable_mb <= 65536 && u.commit_secs >= 1 && u.commit_secs <= 3600,
+             "%s: max_unstable_mb %d commit_secs %d", q, u.max_unstable_mb, u.commit_secs);
 }
 
 }  // namespace

@@ -92,6 +92,10 @@ int set_key(NfsUrl* u, const std::string& key, const std::string& val, bool has_
     if ((rv = int_key(key, val, 1, 1024, &v, why)) == 0) u->slots = static_cast<int>(v);
   } else if (key == "max_inflight_mb") {
     if ((rv = int_key(key, val, 1, 4096, &v, why)) == 0) u->max_inflight_mb = static_cast<int>(v);
+  } else if (key == "max_unstable_mb") {
+    if ((rv = int_key(key, val, 1, 65536, &v, why)) == 0) u->max_unstable_mb = static_cast<int>(v);
+  } else if (key == "commit_secs") {
+    if ((rv = int_key(key, val, 1, 3600, &v, why)) == 0) u->commit_secs = static_cast<int>(v);
   } else if (key == "hard" || key == "soft") {
     if (has_value && !val.empty())
       return bad(why, "'" + key + "' takes no value (got '" + val + "')");
@@ -104,7 +108,8 @@ int set_key(NfsUrl* u, const std::string& key, const std::string& val, bool has_
   } else {
     return bad(why, "unknown key '" + key +
                         "' (known: vers, version, nconnect, nfsport, mountport, uid, gid, timeo, "
-                        "retrans, hard, soft, io, rsize, wsize, slots, max_inflight_mb)");
+                        "retrans, hard, soft, io, rsize, wsize, slots, max_inflight_mb, max_unstable_mb, "
+                        "commit_secs)");
   }
   return rv;
 }

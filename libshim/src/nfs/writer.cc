@@ -4,21 +4,31 @@
 
 namespace nfsshim::nfs {
 
-UnstableWriter::UnstableWriter(Engine& e, Fh fh, size_t max_retained)
+UnstableWriter::UnstableWriter(Engine& e, Fh fh, size_t max_retained, UnstableLimit* limit)
     : UnstableWriter(
           [&e, fh](const Cred& c, uint64_t off, size_t len, const char* buf, int stable,
                    std::vector<Engine::PieceVerf>* verfs, const std::shared_ptr<const void>&) {
             return e.write(c, fh, off, len, buf, stable, verfs);  // libnfs copies it anyway
           },
           [&e, fh](const Cred& c, WriteVerf* verf) { return e.commit(c, fh, verf); },
-          max_retained) {}
+          max_retained, limit) {}
 
-UnstableWriter::UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained)
-    : write_(std::move(write)), commit_(std::move(commit)), max_retained_(max_retained) {}
+UnstableWriter::UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained, UnstableLimit* limit)
+    : write_(std::move(write)), commit_(std::move(commit)), max_retained_(max_retained), limit_(limit) {
+  if (limit_) limit_->add(this);
+}
+
+UnstableWriter::~UnstableWriter() {
+  if (limit_) limit_->remove(this);  // after a COMMIT the limit makes of it
+}
 
 size_t UnstableWriter::retained_bytes() {
   std::lock_guard<std::mutex> g(mu_);
-  return retained_bytes_;
+  return retained_bytes_ + committing_bytes_;
+}
+
+bool UnstableWriter::count_locked() {
+  return limit_ && limit_->set(this, retained_bytes_ + committing_bytes_);
 }
 
 // Bytes [FROM, FROM+N) of this piece. A piece keeping less than half of its buffer gets a
@@ -62,7 +72,7 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, const char* buf, size
 
 ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const std::string> data) {
   const size_t len = data->size();
-  bool full;
+  bool full, over;
   ssize_t n;
   {
     std::shared_lock<std::shared_mutex> wl(commit_mu_);
@@ -80,14 +90,27 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const
         run += verfs[j].len;
       if (run > 0) retain_locked(verfs[i].off, Piece{data, verfs[i].off - off, run, verfs[i].verf}.slice(0, run));
     }
+    if (last_cred_ != c) last_cred_ = c;
     full = retained_bytes_ > max_retained_;
+    over = count_locked();
   }
   if (full) {
     // Bounded memory: commit now, as the kernel does under writeback pressure.
     int rv = commit(c);
     if (rv < 0) return rv;
+  } else if (over) {
+    limit_->relieve();  // its COMMITs' errors are theirs: this write succeeded
   }
   return n;
+}
+
+int UnstableWriter::commit_kept() {
+  Cred c;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    c = last_cred_;
+  }
+  return commit(c);
 }
 
 int UnstableWriter::commit(const Cred& c) {
@@ -100,35 +123,48 @@ int UnstableWriter::commit_locked(const Cred& c) {
   {
     std::lock_guard<std::mutex> g(mu_);
     pieces.swap(retained_);
+    committing_bytes_ = retained_bytes_;
     retained_bytes_ = 0;
   }
   if (pieces.empty()) return 0;
+  int rv = commit_and_resend(c, &pieces);
+  std::lock_guard<std::mutex> g(mu_);
+  committing_bytes_ = 0;
+  // What is left failed: a later commit (fsync again, close, the limit) tries once more.
+  // No write came meanwhile (commit_mu_), so nothing newer is overwritten.
+  for (auto& p : pieces) retain_locked(p.first, std::move(p.second));
+  count_locked();
+  return rv;
+}
+
+// COMMIT, then FILE_SYNC re-sends of what the server may have lost; leaves in *PIECES
+// what is not stable yet.
+int UnstableWriter::commit_and_resend(const Cred& c, std::map<uint64_t, Piece>* pieces) {
   WriteVerf verf = 0;
   int rv = commit_(c, &verf);
-  if (rv < 0) {
-    // Keep the data: a later commit (fsync again, close) tries once more.
-    std::lock_guard<std::mutex> g(mu_);
-    for (auto& p : pieces) retain_locked(p.first, std::move(p.second));
-    return rv;
-  }
+  if (rv < 0) return rv;
   size_t bytes = 0, count = 0;
-  for (auto& p : pieces)
-    if (p.second.verf != verf) {
-      bytes += p.second.len;
-      ++count;
+  for (auto it = pieces->begin(); it != pieces->end();) {
+    if (it->second.verf == verf) {
+      it = pieces->erase(it);
+      continue;
     }
+    bytes += it->second.len;
+    ++count;
+    ++it;
+  }
   if (count == 0) return 0;
   // The server restarted since these were written: its unstable data may be gone.
   SHIM_LOG_WARN("write verifier changed (server restarted): re-sending {} bytes in {} pieces", bytes, count);
-  for (auto& p : pieces) {
-    if (p.second.verf == verf) continue;
-    const Piece& d = p.second;
-    ssize_t n = write_(c, p.first, d.len, d.data(), FILE_SYNC, nullptr, d.buf);
+  while (!pieces->empty()) {
+    const Piece& d = pieces->begin()->second;
+    ssize_t n = write_(c, pieces->begin()->first, d.len, d.data(), FILE_SYNC, nullptr, d.buf);
     if (n < 0) return static_cast<int>(n);
     if (static_cast<size_t>(n) != d.len) return -EIO;
     resent_bytes_.fetch_add(d.len);
+    pieces->erase(pieces->begin());  // FILE_SYNC data is stable: nothing of it is left to check
   }
-  return 0;  // FILE_SYNC data is stable: nothing of it is left to check
+  return 0;
 }
 
 }  // namespace nfsshim::nfs

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "nfsshim/nfs/unstable_limit.h"
 #include "nfsshim/nfs/url.h"
 
 struct rpc_context;
@@ -248,14 +249,22 @@ class UnstableWriter {
                                         int stable, std::vector<Engine::PieceVerf>* verfs,
                                         const std::shared_ptr<const void>& owner)>;
   using CommitFn = std::function<int(const Cred&, WriteVerf* verf)>;
-  UnstableWriter(Engine& e, Fh fh, size_t max_retained = 64u << 20);
-  UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained = 64u << 20);
+  static constexpr size_t kMaxRetained = 64u << 20;  // per file
+  // LIMIT (optional, outlives the writer): the mount-wide bound (unstable_limit.h).
+  UnstableWriter(Engine& e, Fh fh, size_t max_retained = kMaxRetained, UnstableLimit* limit = nullptr);
+  UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained = kMaxRetained,
+                 UnstableLimit* limit = nullptr);
+  ~UnstableWriter();
+  UnstableWriter(const UnstableWriter&) = delete;
+  UnstableWriter& operator=(const UnstableWriter&) = delete;
   ssize_t write(const Cred& c, uint64_t off, const char* buf, size_t len);
   // The same with the copy already made (kept until COMMIT, WRITEs sent from it).
   ssize_t write(const Cred& c, uint64_t off, std::shared_ptr<const std::string> data);
   int commit(const Cred& c);
+  // The same with the credentials of the last write (the limit's COMMITs: no caller).
+  int commit_kept();
   uint64_t resent_bytes() const { return resent_bytes_.load(); }
-  size_t retained_bytes();
+  size_t retained_bytes();  // kept now, a COMMIT's in progress included
 
  private:
   // LEN bytes at AT in BUF, written under VERF. BUF is one write()'s copy of its data,
@@ -270,13 +279,18 @@ class UnstableWriter {
   };
   void retain_locked(uint64_t off, Piece p);
   int commit_locked(const Cred& c);
+  int commit_and_resend(const Cred& c, std::map<uint64_t, Piece>* pieces);
+  bool count_locked();  // tells the limit what is kept; true if the mount is over it
   WriteFn write_;
   CommitFn commit_;
   size_t max_retained_;
+  UnstableLimit* const limit_;
   std::shared_mutex commit_mu_;  // writer_commit_mu_1: writes shared, a COMMIT exclusive
   std::mutex mu_;                // writer_mu_2: retained_ only; never held across an RPC
   std::map<uint64_t, Piece> retained_;  // by offset, non-overlapping
   size_t retained_bytes_ = 0;
+  size_t committing_bytes_ = 0;  // taken out of retained_ by a COMMIT in progress
+  Cred last_cred_;               // of the last write, for commit_kept()
   std::atomic<uint64_t> resent_bytes_{0};
 };
 

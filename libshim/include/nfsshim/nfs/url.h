@@ -31,6 +31,10 @@ struct NfsUrl {
   uint32_t wsize = 1 << 20;
   int slots = 64;           // in-flight requests per connection (kernel: tcp_slot_table_entries)
   int max_inflight_mb = 64; // in-flight payload bytes, all connections together
+  // UNSTABLE data kept for COMMIT, all files together (unstable_limit.h); data kept longer
+  // than commit_secs is committed (the kernel's dirty_expire_centisecs is 30 s too).
+  int max_unstable_mb = 256;
+  int commit_secs = 30;
 };
 
 // Returns 0, or -EINVAL with *why naming the problem.

@@ -1,0 +1,139 @@
+// The mount-wide bound on UNSTABLE data kept for COMMIT (unstable_limit.h).
+#include "nfsshim/nfs/unstable_limit.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "nfsshim/log.h"
+#include "nfsshim/nfs/engine.h"
+
+namespace nfsshim::nfs {
+
+UnstableLimit::UnstableLimit(size_t max_bytes, std::chrono::milliseconds max_age)
+    : max_bytes_(max_bytes), max_age_(max_age) {
+  thread_ = std::thread([this] { run(); });
+}
+
+UnstableLimit::~UnstableLimit() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+size_t UnstableLimit::total_bytes() {
+  std::lock_guard<std::mutex> g(mu_);
+  return total_;
+}
+
+UnstableLimit::Stats UnstableLimit::stats() {
+  std::lock_guard<std::mutex> g(mu_);
+  return stats_;
+}
+
+void UnstableLimit::add(UnstableWriter* w) {
+  std::lock_guard<std::mutex> g(mu_);
+  writers_.emplace(w, Entry{});
+}
+
+void UnstableLimit::remove(UnstableWriter* w) {
+  std::unique_lock<std::mutex> g(mu_);
+  cv_.wait(g, [&] { return writers_.at(w).busy == 0; });
+  total_ -= writers_.at(w).bytes;
+  writers_.erase(w);
+}
+
+bool UnstableLimit::set(UnstableWriter* w, size_t bytes) {
+  std::lock_guard<std::mutex> g(mu_);
+  Entry& e = writers_.at(w);
+  if (e.bytes == 0 && bytes > 0) e.since = std::chrono::steady_clock::now();
+  total_ = total_ - e.bytes + bytes;
+  e.bytes = bytes;
+  stats_.peak_bytes = std::max(stats_.peak_bytes, total_);
+  return total_ > max_bytes_;
+}
+
+bool UnstableLimit::commit_locked(std::unique_lock<std::mutex>& g, UnstableWriter* w, uint64_t* counter) {
+  ++writers_.at(w).busy;  // remove(W) waits: W lives until this COMMIT ends
+  g.unlock();
+  int rv = w->commit_kept();
+  g.lock();
+  --writers_.at(w).busy;
+  cv_.notify_all();
+  if (rv < 0) {
+    // Not again before MAX_AGE: a file the server lost (ESTALE) must not be every write's
+    // first pick while the others could go.
+    if (auto it = writers_.find(w); it != writers_.end())
+      it->second.retry_after = std::chrono::steady_clock::now() + max_age_;
+    ++stats_.failed_commits;
+    SHIM_LOG_WARN("COMMIT of unstable data ({} of the mount's {} bytes kept): {}; kept for the next try",
+                  writers_.at(w).bytes, total_, std::strerror(-rv));
+    return false;
+  }
+  ++*counter;
+  return true;
+}
+
+void UnstableLimit::relieve() {
+  std::unique_lock<std::mutex> g(mu_);
+  while (total_ > max_bytes_) {
+    const auto now = std::chrono::steady_clock::now();
+    UnstableWriter* largest = nullptr;
+    size_t most = 0;
+    int busy = 0;
+    for (auto& [w, e] : writers_) {
+      busy += e.busy;
+      if (e.busy == 0 && e.bytes > most && now >= e.retry_after) {
+        most = e.bytes;
+        largest = w;
+      }
+    }
+    if (largest) {
+      if (!commit_locked(g, largest, &stats_.pressure_commits)) return;  // the age thread retries
+    } else if (busy > 0) {
+      cv_.wait(g);  // what is left is being committed by other writes: wait for one of them
+    } else {
+      return;
+    }
+  }
+}
+
+void UnstableLimit::commit_all() {
+  std::unique_lock<std::mutex> g(mu_);
+  uint64_t done = 0;  // counted as neither kind
+  for (;;) {
+    UnstableWriter* next = nullptr;
+    for (auto& [w, e] : writers_)
+      if (e.busy == 0 && e.bytes > 0 && e.retry_after <= std::chrono::steady_clock::now()) next = w;
+    if (!next) return;
+    commit_locked(g, next, &done);
+  }
+}
+
+// Every quarter of MAX_AGE, commits the files whose oldest kept data passed MAX_AGE.
+void UnstableLimit::run() {
+  pthread_setname_np(pthread_self(), "nfsshim-commit");
+  const auto tick = std::max(max_age_ / 4, std::chrono::milliseconds(10));
+  std::unique_lock<std::mutex> g(mu_);
+  while (!stop_) {
+    cv_.wait_for(g, tick);
+    // One at a time: the map may change while a COMMIT runs. A file whose COMMIT failed
+    // waits MAX_AGE for the next try, so this never spins on it.
+    for (;;) {
+      if (stop_) break;
+      const auto now = std::chrono::steady_clock::now();
+      UnstableWriter* oldest = nullptr;
+      for (auto& [w, e] : writers_)
+        if (e.busy == 0 && e.bytes > 0 && now - e.since >= max_age_ && now >= e.retry_after &&
+            (!oldest || e.since < writers_.at(oldest).since))
+          oldest = w;
+      if (!oldest || !commit_locked(g, oldest, &stats_.age_commits)) break;
+    }
+  }
+}
+
+}  // namespace nfsshim::nfs
