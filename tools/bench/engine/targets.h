@@ -1,6 +1,6 @@
 // The engine under test behind one interface, so that engine_bench runs the same phases
 // on the NFSv3 engine (nfs/engine.h) and the NFSv4.1 session engine (nfs41/engine.h).
-// Both write UNSTABLE and COMMIT when 64 MiB are retained (and at the end), keeping a copy
+// Both write UNSTABLE and COMMIT when 16 MiB are retained (and at the end), keeping a copy
 // of what is not yet committed and re-sending it FILE_SYNC if the verifier changed.
 #pragma once
 
@@ -23,7 +23,7 @@ class Target {
   virtual int create(const std::string& name) = 0;
   // The read phases' file when there was no write phase. 0 or -errno.
   virtual int open_existing(const std::string& name) = 0;
-  // UNSTABLE; a COMMIT once 64 MiB are retained. Bytes written or -errno.
+  // UNSTABLE; a COMMIT once 16 MiB are retained. Bytes written or -errno.
   virtual ssize_t write(uint64_t off, const char* buf, size_t n) = 0;
   virtual int commit() = 0;
   virtual ssize_t read(uint64_t off, size_t n, char* buf) = 0;

@@ -1,5 +1,5 @@
 // A mount-wide bound on the UNSTABLE data that UnstableWriters keep for COMMIT (engine.h).
-// Each file keeps what it wrote since its last COMMIT, up to its own bound (64 MiB), so that
+// Each file keeps what it wrote since its last COMMIT, up to its own bound (16 MiB), so that
 // it can re-send it if the server restarts; COMMIT comes at fsync and close. Kafka keeps
 // the active segment of every partition open for days and rarely fsyncs: without this a
 // broker with hundreds of partitions would keep GiBs. As the kernel client commits its
