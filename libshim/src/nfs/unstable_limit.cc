@@ -57,24 +57,30 @@ bool UnstableLimit::set(UnstableWriter* w, size_t bytes) {
   return total_ > max_bytes_;
 }
 
+// Whether this limit may commit E's file now: something kept, no COMMIT of ours on it,
+// and not within MAX_AGE of one of ours that failed.
+bool UnstableLimit::committable(const Entry& e, std::chrono::steady_clock::time_point now) {
+  return e.busy == 0 && e.bytes > 0 && now >= e.retry_after;
+}
+
 bool UnstableLimit::commit_locked(std::unique_lock<std::mutex>& g, UnstableWriter* w, uint64_t* counter) {
   ++writers_.at(w).busy;  // remove(W) waits: W lives until this COMMIT ends
   g.unlock();
   int rv = w->commit_kept();
   g.lock();
-  --writers_.at(w).busy;
+  Entry& e = writers_.at(w);
+  --e.busy;
   cv_.notify_all();
   if (rv < 0) {
     // Not again before MAX_AGE: a file the server lost (ESTALE) must not be every write's
     // first pick while the others could go.
-    if (auto it = writers_.find(w); it != writers_.end())
-      it->second.retry_after = std::chrono::steady_clock::now() + max_age_;
+    e.retry_after = std::chrono::steady_clock::now() + max_age_;
     ++stats_.failed_commits;
     SHIM_LOG_WARN("COMMIT of unstable data ({} of the mount's {} bytes kept): {}; kept for the next try",
-                  writers_.at(w).bytes, total_, std::strerror(-rv));
+                  e.bytes, total_, std::strerror(-rv));
     return false;
   }
-  ++*counter;
+  if (counter) ++*counter;
   return true;
 }
 
@@ -87,7 +93,7 @@ void UnstableLimit::relieve() {
     int busy = 0;
     for (auto& [w, e] : writers_) {
       busy += e.busy;
-      if (e.busy == 0 && e.bytes > most && now >= e.retry_after) {
+      if (committable(e, now) && e.bytes > most) {
         most = e.bytes;
         largest = w;
       }
@@ -104,13 +110,13 @@ void UnstableLimit::relieve() {
 
 void UnstableLimit::commit_all() {
   std::unique_lock<std::mutex> g(mu_);
-  uint64_t done = 0;  // counted as neither kind
   for (;;) {
+    const auto now = std::chrono::steady_clock::now();
     UnstableWriter* next = nullptr;
     for (auto& [w, e] : writers_)
-      if (e.busy == 0 && e.bytes > 0 && e.retry_after <= std::chrono::steady_clock::now()) next = w;
+      if (committable(e, now)) next = w;
     if (!next) return;
-    commit_locked(g, next, &done);
+    commit_locked(g, next, nullptr);  // counted as neither kind
   }
 }
 
@@ -128,7 +134,7 @@ void UnstableLimit::run() {
       const auto now = std::chrono::steady_clock::now();
       UnstableWriter* oldest = nullptr;
       for (auto& [w, e] : writers_)
-        if (e.busy == 0 && e.bytes > 0 && now - e.since >= max_age_ && now >= e.retry_after &&
+        if (committable(e, now) && now - e.since >= max_age_ &&
             (!oldest || e.since < writers_.at(oldest).since))
           oldest = w;
       if (!oldest || !commit_locked(g, oldest, &stats_.age_commits)) break;

@@ -33,7 +33,6 @@ class UnstableLimit {
   ~UnstableLimit();  // stops the thread; every writer that uses it is gone by then
   UnstableLimit(const UnstableLimit&) = delete;
   UnstableLimit& operator=(const UnstableLimit&) = delete;
-  size_t max_bytes() const { return max_bytes_; }
   size_t total_bytes();
   Stats stats();
   void commit_all();  // every file's kept data (the daemon stops with files open)
@@ -52,7 +51,9 @@ class UnstableLimit {
   bool set(UnstableWriter* w, size_t bytes);   // W keeps BYTES now; true if the total is over
   void relieve();                              // commits the largest until under the bound
 
-  // Commits W (marked busy, MU_ released meanwhile); false if the COMMIT failed.
+  static bool committable(const Entry& e, std::chrono::steady_clock::time_point now);
+  // Commits W (marked busy, MU_ released meanwhile); false if the COMMIT failed. COUNTER
+  // (may be null): the stat it counts in.
   bool commit_locked(std::unique_lock<std::mutex>& g, UnstableWriter* w, uint64_t* counter);
   void run();
 
