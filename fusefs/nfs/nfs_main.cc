@@ -137,9 +137,10 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
                   writes + gathered - batches, gathered, batches, peak, failed);
     nfs::UnstableLimit::Stats us = fs.unstable->stats();
     SHIM_LOG_INFO("unstable data: at most {} KiB kept for COMMIT (max_unstable_mb={}), {} COMMITs to stay "
-                  "under it, {} of data older than {} s, {} failed",
+                  "under it, {} of data older than {} s, {} failed; {} COMMITs in all; {} KiB written "
+                  "stably by the server (FILE_SYNC replies: not kept)",
                   us.peak_bytes >> 10, url.max_unstable_mb, us.pressure_commits, us.age_commits,
-                  url.commit_secs, us.failed_commits);
+                  url.commit_secs, us.failed_commits, us.commits, us.stable_bytes >> 10);
     if (rv == SIGTERM || rv == SIGINT || rv == SIGHUP) rv = 0;
   }
   fuse_session_unmount(se);

@@ -27,7 +27,10 @@
 #                              sees the size go down; several were in flight at once;
 #                              O_SYNC writes and write_behind_kb=0 are never answered early;
 #                              on a full export (8 MiB tmpfs) the failed write's ENOSPC
-#                              reaches the application, and the next writes work again
+#                              reaches the application, and the next writes work again;
+#                              UNSTABLE data kept for COMMIT is bounded (max_unstable_mb,
+#                              commit_secs), and none is kept for a server that answers
+#                              FILE_SYNC (ganesha's NFS_Commit = true): no COMMIT at all
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -319,6 +322,9 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
   ganesha_stop "$work/state"
   umount "$work/small"
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  commits_sent() {  # COMMITs the files sent in all, and KiB the server wrote stably
+    sed -n 's/.*; \([0-9]*\) COMMITs in all; \([0-9]*\) KiB written stably.*/\1 \2/p' "$work/shim.log" | tail -1
+  }
   unstable() {  # peak KiB, COMMITs for the bound, COMMITs for age (logged at unmount)
     sed -n 's/.*unstable data: at most \([0-9]*\) KiB kept.*, \([0-9]*\) COMMITs to stay under it, \([0-9]*\) of data older.*/\1 \2 \3/p' \
       "$work/shim.log" | tail -1
@@ -331,6 +337,9 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
   read -r peak pressure aged < <(unstable)
   echo "$(grep "unstable data:" "$work/shim.log" | tail -1)"
   [ "${peak:-0}" -ge $((24 << 10)) ] || fail "control: 24 MiB in open files were not all kept (peak ${peak:-?} KiB)"
+  read -r sent stable_kib < <(commits_sent)
+  [ "${sent:-0}" -ge 1 ] && [ "${stable_kib:-1}" = 0 ] ||
+    fail "control: no COMMIT sent for 24 MiB of UNSTABLE data, or UNSTABLE replies counted as stable"
   mount_nfs "&nconnect=4&max_unstable_mb=8&commit_secs=1"
   $check keep-open "$work/data" "$mnt/bound" 6 4 3 || fail "keep-open with max_unstable_mb=8"
   unmount_nfs
@@ -345,7 +354,29 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
     cmp -n $((4 << 20)) "$work/data" "$work/export/bound/open$k" || fail "bound/open$k on the export differs"
     cmp -n $((4 << 20)) "$work/data" "$work/export/nobound/open$k" || fail "nobound/open$k on the export differs"
   done
-  pass "write-behind through vers=$vers: data intact, size never set back, sync writes wait, ENOSPC reported, unstable data bounded"
+  # A server that writes every WRITE to stable storage and says so (FILE_SYNC replies; here
+  # ganesha's NFS_Commit = true, which fsyncs each WRITE): nothing is kept for COMMIT and no
+  # COMMIT is sent, the control's 24 MiB kept open included; the data is on the export.
+  ganesha_stop "$work/state"
+  GANESHA_EXPORT_EXTRA="NFS_Commit = true;" ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS ||
+    fail "ganesha with NFS_Commit = true"
+  mkdir -p "$work/export/stable"
+  shim_opts=write_behind_kb=0 mount_nfs "&nconnect=4"
+  $check keep-open "$work/data" "$mnt/stable" 6 4 0 || fail "keep-open on a FILE_SYNC server"
+  dd if="$work/data" of="$mnt/stable/fsynced" bs=1M count=8 conv=fsync status=none || fail "dd on a FILE_SYNC server"
+  unmount_nfs
+  line=$(grep "unstable data:" "$work/shim.log" | tail -1)
+  echo "$line"
+  read -r peak pressure aged < <(unstable)
+  read -r sent stable_kib < <(commits_sent)
+  [ "${peak:-1}" = 0 ] || fail "FILE_SYNC replies: data was kept for COMMIT: $line"
+  [ "${sent:-1}" = 0 ] || fail "FILE_SYNC replies: COMMITs were sent: $line"
+  [ "${stable_kib:-0}" -ge $((32 << 10)) ] || fail "FILE_SYNC replies not counted as stable (32 MiB written): $line"
+  for k in 0 1 2 3 4 5; do
+    cmp -n $((4 << 20)) "$work/data" "$work/export/stable/open$k" || fail "stable/open$k on the export differs"
+  done
+  cmp -n $((8 << 20)) "$work/data" "$work/export/stable/fsynced" || fail "stable/fsynced on the export differs"
+  pass "write-behind through vers=$vers: data intact, size never set back, sync writes wait, ENOSPC reported, unstable data bounded, nothing kept or committed for FILE_SYNC replies"
   ;;
 read-ahead)
   # The kernel sets the mount's readahead from the INIT reply (128 KiB); nfsshim-fuse raises

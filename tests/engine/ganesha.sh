@@ -2,6 +2,7 @@
 # ganesha.sh: start/stop a private nfs-ganesha (NFSv3 + v4) for the engine tests.
 # Adapted from the nfs-lab recipe; sourced by the test scripts:
 #   ganesha_start STATE EXPORT_DIR PORT MNT_PORT [VFS|MEM]   sets GANESHA_PID
+#     GANESHA_EXPORT_EXTRA: more lines for the EXPORT block (e.g. "NFS_Commit = true;")
 #   ganesha_stop STATE
 #   ganesha_crash STATE   SIGKILL ganesha (a server crash) and stop its rpcbind, so that
 #                         ganesha_start can start both again
@@ -39,6 +40,7 @@ EXPORT {
     Squash = No_Root_Squash;
     SecType = sys;
     Attr_Expiration_Time = 0;
+    ${GANESHA_EXPORT_EXTRA:-}
     FSAL { Name = $fsal; }
 }
 LOG { Default_Log_Level = EVENT; }

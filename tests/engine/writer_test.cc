@@ -33,6 +33,7 @@ struct FakeServer {
   WriteVerf verf = 1;
   int fail_commits = 0;
   int fail_sync_writes = 0;  // FILE_SYNC WRITEs (the re-sends) to fail with EIO
+  bool answers_file_sync = false;  // writes UNSTABLE WRITEs stably too and says so
   size_t unstable_bytes = 0, sync_bytes = 0;
   int commits = 0;
   Cred commit_cred;                // of the last COMMIT
@@ -56,13 +57,14 @@ struct FakeServer {
     for (size_t done = 0; done < len; done += kWsize) {
       size_t n = std::min(kWsize, len - done);
       put(&cache, off + done, buf + done, n);
-      if (stable_how == kFileSync) {
+      bool now_stable = stable_how == kFileSync || answers_file_sync;
+      if (now_stable) {
         put(&stable, off + done, buf + done, n);
         sync_bytes += n;
       } else {
         unstable_bytes += n;
       }
-      if (verfs) verfs->push_back({off + done, static_cast<uint32_t>(n), verf});
+      if (verfs) verfs->push_back({off + done, static_cast<uint32_t>(n), verf, now_stable});
     }
     return static_cast<ssize_t>(len);
   }
@@ -136,6 +138,70 @@ TEST(UnstableWriter, OverlappingWritesAndRestartsLeaveWhatWasWritten) {
     srv.restart();
     EXPECT_TRUE(srv.cache == model) << "round " << round;
   }
+}
+
+// The same with a server that answers some WRITEs FILE_SYNC: those are not kept, and the
+// older bytes they overwrote are not re-sent over them after a restart.
+TEST(UnstableWriter, MixedStableAndUnstableRepliesLeaveWhatWasWritten) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    FakeServer srv;
+    UnstableWriter w = make_writer(&srv);
+    std::string model;
+    for (int i = 0; i < 40; ++i) {
+      uint64_t off = rng() % (1 << 20);
+      std::string d = pattern(1 + rng() % (3 * kWsize), rng());
+      srv.answers_file_sync = rng() % 3 == 0;
+      ASSERT_EQ(w.write(Cred{}, off, d.data(), d.size()), static_cast<ssize_t>(d.size()));
+      put_model(&model, off, d);
+      if (rng() % 8 == 0) srv.restart();
+      if (rng() % 10 == 0) {
+        ASSERT_EQ(w.commit(Cred{}), 0);
+      }
+    }
+    ASSERT_EQ(w.commit(Cred{}), 0);
+    EXPECT_EQ(w.retained_bytes(), 0u);
+    EXPECT_GT(w.stable_bytes(), 0u);
+    ASSERT_EQ(srv.stable.size(), model.size()) << "round " << round;
+    EXPECT_TRUE(srv.stable == model) << "round " << round;
+  }
+}
+
+// A server that writes everything stably at once (FILE_SYNC replies) gets no COMMIT, and
+// nothing is kept for one.
+TEST(UnstableWriter, FileSyncRepliesAreNeitherKeptNorCommitted) {
+  FakeServer srv;
+  srv.answers_file_sync = true;
+  UnstableWriter w = make_writer(&srv, 2 * kWsize);  // a bound that kept data would pass
+  std::string a = pattern(5 * kWsize + 3, 8);
+  ASSERT_EQ(w.write(Cred{}, 0, a.data(), a.size()), static_cast<ssize_t>(a.size()));
+  ASSERT_EQ(w.write(Cred{}, 2 * kWsize, a.data(), kWsize), static_cast<ssize_t>(kWsize));
+  EXPECT_EQ(w.retained_bytes(), 0u);
+  EXPECT_EQ(w.stable_bytes(), a.size() + kWsize);
+  ASSERT_EQ(w.commit(Cred{}), 0);
+  EXPECT_EQ(srv.commits, 0);
+  srv.restart();
+  std::string model = a;
+  model.replace(2 * kWsize, kWsize, a.substr(0, kWsize));
+  EXPECT_EQ(srv.cache, model);
+}
+
+// Kept UNSTABLE bytes overwritten by a WRITE answered FILE_SYNC: after a restart only the
+// rest is re-sent; the newer stable bytes stay.
+TEST(UnstableWriter, AStableOverwriteIsNotUndoneByAResend) {
+  FakeServer srv;
+  UnstableWriter w = make_writer(&srv);
+  std::string a = pattern(3 * kWsize, 9), b = pattern(kWsize, 10);
+  ASSERT_EQ(w.write(Cred{}, 0, a.data(), a.size()), static_cast<ssize_t>(a.size()));
+  srv.answers_file_sync = true;
+  ASSERT_EQ(w.write(Cred{}, kWsize, b.data(), b.size()), static_cast<ssize_t>(b.size()));
+  EXPECT_EQ(w.retained_bytes(), 2 * kWsize);
+  srv.restart();  // a's UNSTABLE bytes are gone, b is on stable storage
+  ASSERT_EQ(w.commit(Cred{}), 0);
+  EXPECT_EQ(w.resent_bytes(), 2 * kWsize);
+  std::string model = a;
+  model.replace(kWsize, kWsize, b);
+  EXPECT_EQ(srv.stable, model);
 }
 
 TEST(UnstableWriter, RetainedBytesCountEachOffsetOnce) {

@@ -281,6 +281,7 @@ ssize_t Engine::write(const Cred& c, const Fh& fh, uint64_t off, size_t len, con
     struct Slot {
       ssize_t got = 0;
       WriteVerf verf = 0;
+      bool stable = false;
     };
     std::vector<Slot> slots(n);
     std::vector<Call> calls(n);
@@ -311,6 +312,7 @@ ssize_t Engine::write(const Cred& c, const Fh& fh, uint64_t off, size_t len, con
           if (!err) {
             slot->got = std::min<ssize_t>(r->WRITE3res_u.resok.count, plen);
             std::memcpy(&slot->verf, r->WRITE3res_u.resok.verf, sizeof slot->verf);
+            slot->stable = r->WRITE3res_u.resok.committed == FILE_SYNC;
           }
         }
         if (err) slot->got = err;
@@ -328,7 +330,8 @@ ssize_t Engine::write(const Cred& c, const Fh& fh, uint64_t off, size_t len, con
       }
       if (slots[i].got < 0) return done_bytes + round ? static_cast<ssize_t>(done_bytes + round) : slots[i].got;
       if (verfs && slots[i].got > 0)
-        verfs->push_back({off + done_bytes + i * piece, static_cast<uint32_t>(slots[i].got), slots[i].verf});
+        verfs->push_back({off + done_bytes + i * piece, static_cast<uint32_t>(slots[i].got), slots[i].verf,
+                          slots[i].stable});
       round += static_cast<size_t>(slots[i].got);
       if (static_cast<size_t>(slots[i].got) < std::min(piece, left - i * piece)) break;  // short: rest again
     }

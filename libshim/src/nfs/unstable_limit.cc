@@ -32,7 +32,10 @@ size_t UnstableLimit::total_bytes() {
 
 UnstableLimit::Stats UnstableLimit::stats() {
   std::lock_guard<std::mutex> g(mu_);
-  return stats_;
+  Stats s = stats_;
+  s.stable_bytes = stable_bytes_.load(std::memory_order_relaxed);
+  s.commits = commits_.load(std::memory_order_relaxed);
+  return s;
 }
 
 void UnstableLimit::add(UnstableWriter* w) {

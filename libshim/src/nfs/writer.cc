@@ -40,7 +40,13 @@ UnstableWriter::Piece UnstableWriter::Piece::slice(size_t from, size_t n) const 
 
 // Keeps P as the newest bytes of [OFF, OFF+P.len): older pieces are cut back.
 void UnstableWriter::retain_locked(uint64_t off, Piece p) {
-  const uint64_t end = off + p.len;
+  forget_locked(off, off + p.len);
+  retained_bytes_ += p.len;
+  retained_.emplace(off, std::move(p));
+}
+
+// Nothing of [OFF, END) is kept any more: what was newer than it is.
+void UnstableWriter::forget_locked(uint64_t off, uint64_t end) {
   auto it = retained_.lower_bound(off);
   if (it != retained_.begin()) {
     auto prev = std::prev(it);
@@ -60,8 +66,6 @@ void UnstableWriter::retain_locked(uint64_t off, Piece p) {
       retained_.emplace(end, old.slice(end - poff, pend - end));
     }
   }
-  retained_bytes_ += p.len;
-  retained_.emplace(off, std::move(p));
 }
 
 ssize_t UnstableWriter::write(const Cred& c, uint64_t off, const char* buf, size_t len) {
@@ -81,14 +85,23 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const
     if (n <= 0) return n;
     std::lock_guard<std::mutex> g(mu_);
     // One piece per run of WRITEs under the same verifier: the whole copy, unless the
-    // server restarted in the middle or wrote less.
+    // server restarted in the middle or wrote less. A run the server wrote stably is not
+    // kept, and no older bytes of its range either: a re-send of those would undo it.
     for (size_t i = 0, j; i < verfs.size(); i = j) {
       size_t run = verfs[i].len;
       for (j = i + 1; j < verfs.size() && verfs[j].verf == verfs[i].verf &&
+                      verfs[j].stable == verfs[i].stable &&
                       verfs[j].off == verfs[j - 1].off + verfs[j - 1].len;
            ++j)
         run += verfs[j].len;
-      if (run > 0) retain_locked(verfs[i].off, Piece{data, verfs[i].off - off, run, verfs[i].verf}.slice(0, run));
+      if (run == 0) continue;
+      if (verfs[i].stable) {
+        forget_locked(verfs[i].off, verfs[i].off + run);
+        stable_bytes_.fetch_add(run, std::memory_order_relaxed);
+        if (limit_) limit_->add_stable(run);
+      } else {
+        retain_locked(verfs[i].off, Piece{data, verfs[i].off - off, run, verfs[i].verf}.slice(0, run));
+      }
     }
     if (last_cred_ != c) last_cred_ = c;
     full = retained_bytes_ > max_retained_;
@@ -141,6 +154,7 @@ int UnstableWriter::commit_locked(const Cred& c) {
 // what is not stable yet.
 int UnstableWriter::commit_and_resend(const Cred& c, std::map<uint64_t, Piece>* pieces) {
   WriteVerf verf = 0;
+  if (limit_) limit_->add_commit();
   int rv = commit_(c, &verf);
   if (rv < 0) return rv;
   size_t bytes = 0, count = 0;

@@ -438,7 +438,7 @@ ssize_t Engine::write_pieces(const Cred& c, const Open& f, uint64_t off, size_t 
   if (int rc = run_parallel(c, pieces); rc != 0) return rc;
   size_t total = 0;
   for (const WritePiece& p : wp) {
-    if (verfs) verfs->push_back({p.off, p.res.count, verf64(p.res.verifier)});
+    if (verfs) verfs->push_back({p.off, p.res.count, verf64(p.res.verifier), p.res.committed == FILE_SYNC4});
     total += p.res.count;
     if (p.res.count < p.len) break;  // short: the caller writes the rest again
   }
@@ -483,10 +483,12 @@ ssize_t Engine::write_committed(const Cred& c, const Open& f, uint64_t off, size
   std::vector<PieceVerf> verfs;
   ssize_t n = write(c, f, off, len, buf, UNSTABLE4, &verfs);
   if (n < 0) return n;
+  if (std::all_of(verfs.begin(), verfs.end(), [](const PieceVerf& p) { return p.stable; }))
+    return n;  // the server wrote it all to stable storage: nothing to COMMIT
   WriteVerf cv = 0;
   if (int rc = commit(c, f->fh, &cv); rc < 0) return rc;
   for (auto& p : verfs) {
-    if (p.verf == cv) continue;
+    if (p.stable || p.verf == cv) continue;
     // Written before a server restart (or into a lost cache): write it again, stably.
     const char* src = buf + (p.off - off);
     ssize_t w = write(c, f, p.off, p.len, src, FILE_SYNC4, nullptr);

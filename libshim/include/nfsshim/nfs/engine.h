@@ -135,6 +135,10 @@ class Engine {
     uint64_t off;
     uint32_t len;
     WriteVerf verf;
+    // The reply said FILE_SYNC: data and metadata are on stable storage already, nothing to
+    // COMMIT or keep for a re-send. DATA_SYNC still needs a COMMIT (the size may not be
+    // stable), as in the kernel client's nfs_write_need_commit() without pNFS.
+    bool stable = false;
   };
   ssize_t write(const Cred& c, const Fh& fh, uint64_t off, size_t len, const char* buf, int stable,
                 std::vector<PieceVerf>* verfs);
@@ -237,7 +241,9 @@ class Engine {
 // passes MAX_RETAINED. Like the kernel's page cache, the latest bytes of every range written
 // since the last good COMMIT are kept (a newer write replaces the older bytes it overlaps);
 // a COMMIT whose verifier differs from the one a range was written under (the server
-// restarted) re-sends that range FILE_SYNC. Writes wait while a COMMIT re-sends, so a re-sent
+// restarted) re-sends that range FILE_SYNC. A WRITE the server answers FILE_SYNC (it
+// writes everything to stable storage at once, as NVRAM-backed filers can) is not kept, so
+// such a server gets no COMMIT at all. Writes wait while a COMMIT re-sends, so a re-sent
 // range is never older than what a caller wrote after it.
 // The NFSv4.1 engine uses it too, through the two calls (same stable_how values).
 class UnstableWriter {
@@ -267,6 +273,8 @@ class UnstableWriter {
   // The same with the credentials of the last write (the limit's COMMITs: no caller).
   int commit_kept();
   uint64_t resent_bytes() const { return resent_bytes_.load(); }
+  // Written and answered FILE_SYNC (never kept, never committed).
+  uint64_t stable_bytes() const { return stable_bytes_.load(); }
   size_t retained_bytes();  // kept now, a COMMIT's in progress included
 
  private:
@@ -281,6 +289,7 @@ class UnstableWriter {
     Piece slice(size_t from, size_t n) const;
   };
   void retain_locked(uint64_t off, Piece p);
+  void forget_locked(uint64_t off, uint64_t end);
   int commit_locked(const Cred& c);
   int commit_and_resend(const Cred& c, std::map<uint64_t, Piece>* pieces);
   bool count_locked();  // tells the limit what is kept; true if the mount is over it
@@ -295,6 +304,7 @@ class UnstableWriter {
   size_t committing_bytes_ = 0;  // taken out of retained_ by a COMMIT in progress
   Cred last_cred_;               // of the last write, for commit_kept()
   std::atomic<uint64_t> resent_bytes_{0};
+  std::atomic<uint64_t> stable_bytes_{0};
 };
 
 }  // namespace nfsshim::nfs

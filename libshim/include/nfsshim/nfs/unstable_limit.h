@@ -10,6 +10,7 @@
 //   file nobody writes), with the credentials of the file's last write.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -28,6 +29,8 @@ class UnstableLimit {
     uint64_t pressure_commits = 0;  // COMMITs made to get back under MAX_BYTES
     uint64_t age_commits = 0;       // COMMITs of data older than MAX_AGE
     uint64_t failed_commits = 0;    // of both kinds (the data stays for the next try)
+    uint64_t stable_bytes = 0;      // answered FILE_SYNC by the server: never kept
+    uint64_t commits = 0;           // COMMITs the files sent, for any reason (fsync, close, ...)
   };
   UnstableLimit(size_t max_bytes, std::chrono::milliseconds max_age);
   ~UnstableLimit();  // stops the thread; every writer that uses it is gone by then
@@ -50,6 +53,8 @@ class UnstableLimit {
   void remove(UnstableWriter* w);              // waits while this limit commits W
   bool set(UnstableWriter* w, size_t bytes);   // W keeps BYTES now; true if the total is over
   void relieve();                              // commits the largest until under the bound
+  void add_stable(uint64_t bytes) { stable_bytes_.fetch_add(bytes, std::memory_order_relaxed); }
+  void add_commit() { commits_.fetch_add(1, std::memory_order_relaxed); }
 
   static bool committable(const Entry& e, std::chrono::steady_clock::time_point now);
   // Commits W (marked busy, MU_ released meanwhile); false if the COMMIT failed. COUNTER
@@ -65,6 +70,7 @@ class UnstableLimit {
   size_t total_ = 0;
   bool stop_ = false;
   Stats stats_;
+  std::atomic<uint64_t> stable_bytes_{0}, commits_{0};  // for stats(), without mu_
   std::thread thread_;  // last: started once the rest is set up
 };
 
