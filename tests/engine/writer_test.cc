@@ -383,6 +383,45 @@ TEST(UnstableLimit, DestroyingAWriterWaitsForTheLimitsCommitOfIt) {
   EXPECT_EQ(limit.total_bytes(), 0u);
 }
 
+// Two writes that pass the bound while the first one's COMMIT is under way: the second
+// waits for it instead of committing another file, since the total will be under the
+// bound once that COMMIT ends (each committed another file before: over many writes in
+// flight together, every file of the mount, and nothing was left for commit_secs).
+TEST(UnstableLimit, WritesOverTheBoundTogetherDoNotCommitAFileEach) {
+  UnstableLimit limit(4 * kWsize, kNoAge);
+  LimitedFile a(&limit), b(&limit), c(&limit), d(&limit);
+  a.write_chunks(1, 0, 3);
+  b.write_chunks(2, 0, 1);  // at the bound
+  std::mutex mu;
+  std::condition_variable cv;
+  bool in_commit = false, release = false;
+  a.srv.on_commit = [&] {
+    std::unique_lock<std::mutex> g(mu);
+    in_commit = true;
+    cv.notify_all();
+    cv.wait(g, [&] { return release; });
+  };
+  std::thread first([&] { c.write_chunks(3, 0, 1); });  // over: commits A, held up
+  {
+    std::unique_lock<std::mutex> g(mu);
+    ASSERT_TRUE(cv.wait_for(g, std::chrono::seconds(20), [&] { return in_commit; }));
+  }
+  std::thread second([&] { d.write_chunks(4, 0, 1); });  // 6 kept, 3 of them being committed
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(b.srv.commits + c.srv.commits + d.srv.commits, 0);
+  {
+    std::lock_guard<std::mutex> g(mu);
+    release = true;
+  }
+  cv.notify_all();
+  first.join();
+  second.join();
+  EXPECT_EQ(a.srv.commits, 1);
+  EXPECT_EQ(b.srv.commits + c.srv.commits + d.srv.commits, 0);
+  EXPECT_EQ(limit.total_bytes(), 3 * kWsize);
+  EXPECT_EQ(limit.stats().pressure_commits, 1u);
+}
+
 // Many writers at once: what is kept stays within the bound plus one write per writer (each
 // adds its own before it relieves), and every byte ends up stable.
 TEST(UnstableLimit, ParallelWritersStayNearTheBound) {

@@ -92,19 +92,20 @@ void UnstableLimit::relieve() {
   while (total_ > max_bytes_) {
     const auto now = std::chrono::steady_clock::now();
     UnstableWriter* largest = nullptr;
-    size_t most = 0;
-    int busy = 0;
+    size_t most = 0, committing = 0;
     for (auto& [w, e] : writers_) {
-      busy += e.busy;
+      if (e.busy > 0) committing += e.bytes;
       if (committable(e, now) && e.bytes > most) {
         most = e.bytes;
         largest = w;
       }
     }
-    if (largest) {
+    // Writes that pass the bound together must not each commit another file: with the
+    // COMMITs already under way the total may be under it. Then wait for one to end.
+    if (largest && total_ - committing > max_bytes_) {
       if (!commit_locked(g, largest, &stats_.pressure_commits)) return;  // the age thread retries
-    } else if (busy > 0) {
-      cv_.wait(g);  // what is left is being committed by other writes: wait for one of them
+    } else if (committing > 0) {
+      cv_.wait(g);
     } else {
       return;
     }
