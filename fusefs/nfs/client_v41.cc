@@ -90,8 +90,9 @@ class FileIo41 final : public FileIo {
     if (!o) return -EBADF;
     return e_.read(c, o, off, len, buf);
   }
-  ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data) override {
-    return writer_.write(c, off, std::move(data));
+  ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
+                bool sync) override {
+    return writer_.write(c, off, std::move(data), sync ? nfs::kFileSync : nfs::kUnstable);
   }
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
 

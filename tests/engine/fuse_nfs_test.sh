@@ -238,6 +238,9 @@ locks)
   ;;
 write-behind)
   check="python3 $here/write_behind_check.py"
+  commits_sent() {  # COMMITs the files sent in all, and KiB the server wrote stably
+    sed -n 's/.*; \([0-9]*\) COMMITs in all; \([0-9]*\) KiB written stably.*/\1 \2/p' "$work/shim.log" | tail -1
+  }
   early() {  # the number of writes the last mount answered early (logged at unmount)
     sed -n "s/.*write-behind: \([0-9]*\) writes answered.*/\1/p" "$work/shim.log" | tail -1
   }
@@ -297,10 +300,17 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
   dd if="$work/data" of="$mnt/sync" bs=1M count=8 oflag=sync status=none || fail "O_SYNC dd"
   unmount_nfs
   [ "$(early)" = 0 ] || fail "O_SYNC writes were answered early: $(grep write-behind: "$work/shim.log" | tail -1)"
+  # ... and go FILE_SYNC: the FSYNC after each one finds nothing to COMMIT.
+  read -r sent stable_kib < <(commits_sent)
+  [ "${sent:-1}" = 0 ] && [ "${stable_kib:-0}" -ge $((8 << 10)) ] ||
+    fail "O_SYNC writes were not sent FILE_SYNC: $(grep "unstable data:" "$work/shim.log" | tail -1)"
   shim_opts=write_behind_kb=0 mount_nfs "&nconnect=4"
   dd if="$work/data" of="$mnt/plain" bs=1M count=8 status=none || fail "dd with write_behind_kb=0"
   unmount_nfs
   [ "$(early)" = 0 ] || fail "write_behind_kb=0: writes answered early"
+  read -r sent stable_kib < <(commits_sent)
+  [ "${sent:-0}" -ge 1 ] && [ "${stable_kib:-1}" = 0 ] ||
+    fail "plain writes were not UNSTABLE and committed at close: $(grep "unstable data:" "$work/shim.log" | tail -1)"
   cmp -n $((8 << 20)) "$work/data" "$work/export/sync" && cmp -n $((8 << 20)) "$work/data" "$work/export/plain" ||
     fail "O_SYNC or write_behind_kb=0 data differs"
   # A full export: the error of a write answered early reaches the application.
@@ -322,9 +332,6 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
   ganesha_stop "$work/state"
   umount "$work/small"
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
-  commits_sent() {  # COMMITs the files sent in all, and KiB the server wrote stably
-    sed -n 's/.*; \([0-9]*\) COMMITs in all; \([0-9]*\) KiB written stably.*/\1 \2/p' "$work/shim.log" | tail -1
-  }
   unstable() {  # peak KiB, COMMITs for the bound, COMMITs for age (logged at unmount)
     sed -n 's/.*unstable data: at most \([0-9]*\) KiB kept.*, \([0-9]*\) COMMITs to stay under it, \([0-9]*\) of data older.*/\1 \2 \3/p' \
       "$work/shim.log" | tail -1

@@ -74,14 +74,15 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, const char* buf, size
   return write(c, off, std::make_shared<const std::string>(buf, len));
 }
 
-ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const std::string> data) {
+ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
+                              int stable) {
   const size_t len = data->size();
   bool full, over;
   ssize_t n;
   {
     std::shared_lock<std::shared_mutex> wl(commit_mu_);
     std::vector<Engine::PieceVerf> verfs;
-    n = write_(c, off, len, data->data(), UNSTABLE, &verfs, data);
+    n = write_(c, off, len, data->data(), stable, &verfs, data);
     if (n <= 0) return n;
     std::lock_guard<std::mutex> g(mu_);
     // One piece per run of WRITEs under the same verifier: the whole copy, unless the

@@ -267,8 +267,11 @@ class UnstableWriter {
   UnstableWriter(const UnstableWriter&) = delete;
   UnstableWriter& operator=(const UnstableWriter&) = delete;
   ssize_t write(const Cred& c, uint64_t off, const char* buf, size_t len);
-  // The same with the copy already made (kept until COMMIT, WRITEs sent from it).
-  ssize_t write(const Cred& c, uint64_t off, std::shared_ptr<const std::string> data);
+  // The same with the copy already made (kept until COMMIT, WRITEs sent from it), and
+  // STABLE kFileSync for a caller that wants it on stable storage now (O_SYNC): kept only
+  // if the server answered less.
+  ssize_t write(const Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
+                int stable = kUnstable);
   int commit(const Cred& c);
   // The same with the credentials of the last write (the limit's COMMITs: no caller).
   int commit_kept();
