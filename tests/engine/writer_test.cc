@@ -44,8 +44,11 @@ struct FakeServer {
     if (f->size() < off + len) f->resize(off + len, '\0');
     std::memcpy(&(*f)[off], buf, len);
   }
+  std::mutex mu;  // a real server serves a WRITE and a COMMIT at once; on_commit runs outside
+
   ssize_t write(uint64_t off, size_t len, const char* buf, int stable_how,
                 std::vector<Engine::PieceVerf>* verfs, const std::shared_ptr<const void>& owner) {
+    std::lock_guard<std::mutex> g(mu);
     // The data must lie inside the copy OWNER keeps: what an in-place engine sends from.
     const auto* kept = static_cast<const std::string*>(owner.get());
     if (!kept || buf < kept->data() || buf + len > kept->data() + kept->size())
@@ -70,6 +73,7 @@ struct FakeServer {
   }
   int commit(const Cred& c, WriteVerf* v) {
     if (on_commit) on_commit();
+    std::lock_guard<std::mutex> g(mu);
     ++commits;
     commit_cred = c;
     if (fail_commits > 0) {
@@ -81,6 +85,7 @@ struct FakeServer {
     return 0;
   }
   void restart() {
+    std::lock_guard<std::mutex> g(mu);
     cache = stable;  // the uncommitted data is gone
     ++verf;
   }
@@ -202,6 +207,104 @@ TEST(UnstableWriter, AStableOverwriteIsNotUndoneByAResend) {
   std::string model = a;
   model.replace(kWsize, kWsize, b);
   EXPECT_EQ(srv.stable, model);
+}
+
+// Writes go on while a COMMIT is in flight. Here the server restarts before answering it:
+// the re-send of the first write's lost bytes leaves out what a write made meanwhile.
+TEST(UnstableWriter, WritesDuringACommitGoOnAndAreNotUndoneByItsResend) {
+  FakeServer srv;
+  UnstableWriter w = make_writer(&srv);
+  std::string a = pattern(3 * kWsize, 11), b = pattern(kWsize, 12), c = pattern(kWsize, 13);
+  ASSERT_EQ(w.write(Cred{}, 0, a.data(), a.size()), static_cast<ssize_t>(a.size()));
+  std::mutex mu;
+  std::condition_variable cv;
+  bool in_commit = false, release = false, first = true;
+  srv.on_commit = [&] {
+    if (!first) return;  // the first COMMIT only
+    first = false;
+    srv.restart();  // A is lost
+    std::unique_lock<std::mutex> g(mu);
+    in_commit = true;
+    cv.notify_all();
+    cv.wait(g, [&] { return release; });
+  };
+  std::thread committer([&] { EXPECT_EQ(w.commit(Cred{}), 0); });
+  {
+    std::unique_lock<std::mutex> g(mu);
+    ASSERT_TRUE(cv.wait_for(g, std::chrono::seconds(20), [&] { return in_commit; }));
+  }
+  std::atomic<bool> written{false};
+  std::thread writer([&] {
+    EXPECT_EQ(w.write(Cred{}, kWsize, b.data(), b.size()), static_cast<ssize_t>(b.size()));
+    EXPECT_EQ(w.write(Cred{}, 5 * kWsize, c.data(), c.size()), static_cast<ssize_t>(c.size()));
+    written = true;
+  });
+  for (int i = 0; i < 2000 && !written; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(written.load()) << "the writes waited for the COMMIT";
+  {
+    std::lock_guard<std::mutex> g(mu);
+    release = true;
+  }
+  cv.notify_all();
+  writer.join();
+  committer.join();
+  EXPECT_EQ(w.resent_bytes(), 2 * kWsize);  // A without B's range
+  EXPECT_EQ(w.retained_bytes(), 2 * kWsize);  // B and C, for the next COMMIT
+  ASSERT_EQ(w.commit(Cred{}), 0);
+  std::string model = a;
+  put_model(&model, kWsize, b);
+  put_model(&model, 5 * kWsize, c);
+  EXPECT_EQ(srv.stable, model);
+  EXPECT_EQ(srv.why_bad, "");
+}
+
+// One thread writes (so the model is exact) while another commits, restarts the server and
+// fails COMMITs at random: the file ends as written.
+TEST(UnstableWriter, CommitsRestartsAndFailuresBesideAWriterLeaveWhatWasWritten) {
+  for (int round = 0; round < 10; ++round) {
+    FakeServer srv;
+    UnstableWriter w = make_writer(&srv, 4 * kWsize);  // the writer commits on the way too
+    std::string model;
+    std::atomic<bool> done{false};
+    std::thread other([&, round] {
+      std::mt19937 rng(100 + round);
+      while (!done) {
+        switch (rng() % 4) {
+          case 0: srv.restart(); break;
+          case 1: {
+            std::lock_guard<std::mutex> g(srv.mu);
+            srv.fail_commits = 1;
+            break;
+          }
+          default: break;
+        }
+        int rv = w.commit(Cred{});
+        EXPECT_TRUE(rv == 0 || rv == -EIO) << rv;
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300));
+      }
+    });
+    std::mt19937 rng(round);
+    for (int i = 0; i < 300; ++i) {
+      uint64_t off = rng() % (16 * kWsize);
+      std::string d = pattern(1 + rng() % (2 * kWsize), rng());
+      {
+        std::lock_guard<std::mutex> g(srv.mu);
+        srv.answers_file_sync = rng() % 5 == 0;
+      }
+      ssize_t n = w.write(Cred{}, off, d.data(), d.size());
+      // A write that commits on the way may report that COMMIT's failure; its data is kept.
+      ASSERT_TRUE(n == static_cast<ssize_t>(d.size()) || n == -EIO) << n;
+      put_model(&model, off, d);
+    }
+    done = true;
+    other.join();
+    srv.fail_commits = 0;
+    ASSERT_EQ(w.commit(Cred{}), 0);
+    EXPECT_EQ(w.retained_bytes(), 0u);
+    ASSERT_EQ(srv.stable.size(), model.size()) << "round " << round;
+    EXPECT_TRUE(srv.stable == model) << "round " << round;
+    EXPECT_EQ(srv.why_bad, "");
+  }
 }
 
 TEST(UnstableWriter, RetainedBytesCountEachOffsetOnce) {

@@ -38,34 +38,41 @@ UnstableWriter::Piece UnstableWriter::Piece::slice(size_t from, size_t n) const 
   return Piece{std::make_shared<const std::string>(data() + from, n), 0, n, verf};
 }
 
-// Keeps P as the newest bytes of [OFF, OFF+P.len): older pieces are cut back.
+// Takes [OFF, END) out of the pieces of M, cutting those that reach into it.
+void UnstableWriter::cut(std::map<uint64_t, Piece>* m, size_t* bytes, uint64_t off, uint64_t end) {
+  auto it = m->lower_bound(off);
+  if (it != m->begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second.len > off) it = prev;
+  }
+  while (it != m->end() && it->first < end) {
+    const uint64_t poff = it->first, pend = poff + it->second.len;
+    Piece old = std::move(it->second);
+    it = m->erase(it);
+    *bytes -= old.len;
+    if (poff < off) {
+      *bytes += off - poff;
+      m->emplace(poff, old.slice(0, off - poff));
+    }
+    if (pend > end) {
+      *bytes += pend - end;
+      m->emplace(end, old.slice(end - poff, pend - end));
+    }
+  }
+}
+
+// Nothing older than what was just written to [OFF, END) is kept any more, nor re-sent by
+// the COMMIT in progress.
+void UnstableWriter::forget_locked(uint64_t off, uint64_t end) {
+  cut(&retained_, &retained_bytes_, off, end);
+  cut(&committing_, &committing_bytes_, off, end);
+}
+
+// Keeps P as the newest bytes of [OFF, OFF+P.len).
 void UnstableWriter::retain_locked(uint64_t off, Piece p) {
   forget_locked(off, off + p.len);
   retained_bytes_ += p.len;
   retained_.emplace(off, std::move(p));
-}
-
-// Nothing of [OFF, END) is kept any more: what was newer than it is.
-void UnstableWriter::forget_locked(uint64_t off, uint64_t end) {
-  auto it = retained_.lower_bound(off);
-  if (it != retained_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->first + prev->second.len > off) it = prev;
-  }
-  while (it != retained_.end() && it->first < end) {
-    const uint64_t poff = it->first, pend = poff + it->second.len;
-    Piece old = std::move(it->second);
-    it = retained_.erase(it);
-    retained_bytes_ -= old.len;
-    if (poff < off) {
-      retained_bytes_ += off - poff;
-      retained_.emplace(poff, old.slice(0, off - poff));
-    }
-    if (pend > end) {
-      retained_bytes_ += pend - end;
-      retained_.emplace(end, old.slice(end - poff, pend - end));
-    }
-  }
 }
 
 ssize_t UnstableWriter::write(const Cred& c, uint64_t off, const char* buf, size_t len) {
@@ -127,59 +134,81 @@ int UnstableWriter::commit_kept() {
   return commit(c);
 }
 
+// Writes go on meanwhile (each takes what it overwrites out of committing_), except while
+// a re-send runs. One COMMIT at a time: a write that finds the file full waits for the one
+// in progress, so a file keeps at most about twice max_retained.
 int UnstableWriter::commit(const Cred& c) {
-  std::unique_lock<std::shared_mutex> cl(commit_mu_);
-  return commit_locked(c);
-}
-
-int UnstableWriter::commit_locked(const Cred& c) {
-  std::map<uint64_t, Piece> pieces;
+  std::lock_guard<std::mutex> one(serial_mu_);
   {
     std::lock_guard<std::mutex> g(mu_);
-    pieces.swap(retained_);
+    committing_.swap(retained_);  // empty before: the last COMMIT emptied it
     committing_bytes_ = retained_bytes_;
     retained_bytes_ = 0;
+    if (committing_.empty()) return 0;
   }
-  if (pieces.empty()) return 0;
-  int rv = commit_and_resend(c, &pieces);
+  if (limit_) limit_->add_commit();
+  WriteVerf verf = 0;
+  int rv = commit_(c, &verf);
+  if (rv == 0) {
+    bool all = true;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      for (auto it = committing_.begin(); it != committing_.end();) {
+        if (it->second.verf != verf) {
+          all = false;
+          ++it;
+          continue;
+        }
+        committing_bytes_ -= it->second.len;
+        it = committing_.erase(it);
+      }
+    }
+    if (!all) rv = resend(c);
+  }
   std::lock_guard<std::mutex> g(mu_);
-  committing_bytes_ = 0;
   // What is left failed: a later commit (fsync again, close, the limit) tries once more.
-  // No write came meanwhile (commit_mu_), so nothing newer is overwritten.
-  for (auto& p : pieces) retain_locked(p.first, std::move(p.second));
+  // It overlaps nothing kept: every write since took its range out of committing_.
+  retained_.insert(std::make_move_iterator(committing_.begin()), std::make_move_iterator(committing_.end()));
+  retained_bytes_ += committing_bytes_;
+  committing_.clear();
+  committing_bytes_ = 0;
   count_locked();
   return rv;
 }
 
-// COMMIT, then FILE_SYNC re-sends of what the server may have lost; leaves in *PIECES
+// FILE_SYNC re-sends of what the server may have lost (its verifier changed: it
+// restarted). No write runs meanwhile: each one done has taken what it overwrote out of
+// committing_, and none can land under a re-send of older bytes. Leaves in committing_
 // what is not stable yet.
-int UnstableWriter::commit_and_resend(const Cred& c, std::map<uint64_t, Piece>* pieces) {
-  WriteVerf verf = 0;
-  if (limit_) limit_->add_commit();
-  int rv = commit_(c, &verf);
-  if (rv < 0) return rv;
+int UnstableWriter::resend(const Cred& c) {
+  std::unique_lock<std::shared_mutex> no_writes(commit_mu_);
   size_t bytes = 0, count = 0;
-  for (auto it = pieces->begin(); it != pieces->end();) {
-    if (it->second.verf == verf) {
-      it = pieces->erase(it);
-      continue;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto& p : committing_) {
+      bytes += p.second.len;
+      ++count;
     }
-    bytes += it->second.len;
-    ++count;
-    ++it;
   }
-  if (count == 0) return 0;
-  // The server restarted since these were written: its unstable data may be gone.
+  if (count == 0) return 0;  // all of it written again since
   SHIM_LOG_WARN("write verifier changed (server restarted): re-sending {} bytes in {} pieces", bytes, count);
-  while (!pieces->empty()) {
-    const Piece& d = pieces->begin()->second;
-    ssize_t n = write_(c, pieces->begin()->first, d.len, d.data(), FILE_SYNC, nullptr, d.buf);
+  for (;;) {
+    uint64_t off;
+    Piece d;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (committing_.empty()) return 0;
+      off = committing_.begin()->first;
+      d = committing_.begin()->second;
+    }
+    ssize_t n = write_(c, off, d.len, d.data(), FILE_SYNC, nullptr, d.buf);
     if (n < 0) return static_cast<int>(n);
     if (static_cast<size_t>(n) != d.len) return -EIO;
     resent_bytes_.fetch_add(d.len);
-    pieces->erase(pieces->begin());  // FILE_SYNC data is stable: nothing of it is left to check
+    std::lock_guard<std::mutex> g(mu_);
+    committing_bytes_ -= d.len;
+    committing_.erase(off);  // FILE_SYNC data is stable: nothing of it is left to check
   }
-  return 0;
 }
 
 }  // namespace nfsshim::nfs

@@ -241,7 +241,9 @@ class Engine {
 // passes MAX_RETAINED. Like the kernel's page cache, the latest bytes of every range written
 // since the last good COMMIT are kept (a newer write replaces the older bytes it overlaps);
 // a COMMIT whose verifier differs from the one a range was written under (the server
-// restarted) re-sends that range FILE_SYNC. A WRITE the server answers FILE_SYNC (it
+// restarted) re-sends that range FILE_SYNC. Writes go on while a COMMIT is in flight (the
+// server's flush of one batch overlaps the next batch's WRITEs), each taking the bytes it
+// overwrites out of the batch being committed. A WRITE the server answers FILE_SYNC (it
 // writes everything to stable storage at once, as NVRAM-backed filers can) is not kept, so
 // such a server gets no COMMIT at all. Writes wait while a COMMIT re-sends, so a re-sent
 // range is never older than what a caller wrote after it.
@@ -291,20 +293,23 @@ class UnstableWriter {
     const char* data() const { return buf->data() + at; }
     Piece slice(size_t from, size_t n) const;
   };
+  static void cut(std::map<uint64_t, Piece>* m, size_t* bytes, uint64_t off, uint64_t end);
   void retain_locked(uint64_t off, Piece p);
   void forget_locked(uint64_t off, uint64_t end);
-  int commit_locked(const Cred& c);
-  int commit_and_resend(const Cred& c, std::map<uint64_t, Piece>* pieces);
+  int resend(const Cred& c);
   bool count_locked();  // tells the limit what is kept; true if the mount is over it
   WriteFn write_;
   CommitFn commit_;
   size_t max_retained_;
   UnstableLimit* const limit_;
-  std::shared_mutex commit_mu_;  // writer_commit_mu_1: writes shared, a COMMIT exclusive
-  std::mutex mu_;                // writer_mu_2: retained_ only; never held across an RPC
+  std::mutex serial_mu_;         // writer_serial_mu_0: one COMMIT at a time
+  std::shared_mutex commit_mu_;  // writer_commit_mu_1: writes shared, a re-send exclusive
+  std::mutex mu_;                // writer_mu_2: the maps only; never held across an RPC
   std::map<uint64_t, Piece> retained_;  // by offset, non-overlapping
   size_t retained_bytes_ = 0;
-  size_t committing_bytes_ = 0;  // taken out of retained_ by a COMMIT in progress
+  std::map<uint64_t, Piece> committing_;  // taken from retained_ by the COMMIT in progress;
+                                          // the two never overlap
+  size_t committing_bytes_ = 0;
   Cred last_cred_;               // of the last write, for commit_kept()
   std::atomic<uint64_t> resent_bytes_{0};
   std::atomic<uint64_t> stable_bytes_{0};
