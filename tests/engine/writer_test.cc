@@ -91,6 +91,35 @@ struct FakeServer {
   }
 };
 
+// Holds the first COMMIT a fake server receives until release() (BEFORE, if any, runs
+// first inside it); later COMMITs pass.
+struct CommitGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool held = false, released = false;
+  void hold_first(FakeServer* s, std::function<void()> before = nullptr) {
+    s->on_commit = [this, before] {
+      std::unique_lock<std::mutex> g(mu);
+      if (held) return;
+      held = true;
+      if (before) before();
+      cv.notify_all();
+      cv.wait(g, [&] { return released; });
+    };
+  }
+  bool wait_held() {
+    std::unique_lock<std::mutex> g(mu);
+    return cv.wait_for(g, std::chrono::seconds(20), [&] { return held; });
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      released = true;
+    }
+    cv.notify_all();
+  }
+};
+
 UnstableWriter::WriteFn write_fn(FakeServer* s) {
   return [s](const Cred&, uint64_t off, size_t len, const char* buf, int stable,
              std::vector<Engine::PieceVerf>* verfs, const std::shared_ptr<const void>& owner) {
@@ -118,8 +147,11 @@ void put_model(std::string* f, uint64_t off, const std::string& d) {
   std::memcpy(&(*f)[off], d.data(), d.size());
 }
 
-TEST(UnstableWriter, OverlappingWritesAndRestartsLeaveWhatWasWritten) {
-  std::mt19937 rng(42);
+// 20 rounds of 40 random overlapping writes with restarts and COMMITs between them; the
+// server answers one write in FILE_SYNC_ONE_IN (never if 0) FILE_SYNC. The file must end
+// as written, stable on the server.
+void random_writes_leave_what_was_written(uint32_t seed, uint32_t file_sync_one_in) {
+  std::mt19937 rng(seed);
   for (int round = 0; round < 20; ++round) {
     FakeServer srv;
     UnstableWriter w = make_writer(&srv);
@@ -127,6 +159,7 @@ TEST(UnstableWriter, OverlappingWritesAndRestartsLeaveWhatWasWritten) {
     for (int i = 0; i < 40; ++i) {
       uint64_t off = rng() % (1 << 20);
       std::string d = pattern(1 + rng() % (3 * kWsize), rng());
+      srv.answers_file_sync = file_sync_one_in > 0 && rng() % file_sync_one_in == 0;
       ASSERT_EQ(w.write(Cred{}, off, d.data(), d.size()), static_cast<ssize_t>(d.size()));
       put_model(&model, off, d);
       if (rng() % 8 == 0) srv.restart();
@@ -137,6 +170,7 @@ TEST(UnstableWriter, OverlappingWritesAndRestartsLeaveWhatWasWritten) {
     ASSERT_EQ(w.commit(Cred{}), 0);
     EXPECT_EQ(w.retained_bytes(), 0u);
     EXPECT_EQ(srv.why_bad, "");
+    EXPECT_EQ(w.stable_bytes() > 0, file_sync_one_in > 0);
     // Stable on the server, and exactly the caller's bytes (the model's zero gaps too).
     ASSERT_EQ(srv.stable.size(), model.size()) << "round " << round;
     EXPECT_TRUE(srv.stable == model) << "round " << round;
@@ -145,31 +179,14 @@ TEST(UnstableWriter, OverlappingWritesAndRestartsLeaveWhatWasWritten) {
   }
 }
 
+TEST(UnstableWriter, OverlappingWritesAndRestartsLeaveWhatWasWritten) {
+  random_writes_leave_what_was_written(42, 0);
+}
+
 // The same with a server that answers some WRITEs FILE_SYNC: those are not kept, and the
 // older bytes they overwrote are not re-sent over them after a restart.
 TEST(UnstableWriter, MixedStableAndUnstableRepliesLeaveWhatWasWritten) {
-  std::mt19937 rng(7);
-  for (int round = 0; round < 20; ++round) {
-    FakeServer srv;
-    UnstableWriter w = make_writer(&srv);
-    std::string model;
-    for (int i = 0; i < 40; ++i) {
-      uint64_t off = rng() % (1 << 20);
-      std::string d = pattern(1 + rng() % (3 * kWsize), rng());
-      srv.answers_file_sync = rng() % 3 == 0;
-      ASSERT_EQ(w.write(Cred{}, off, d.data(), d.size()), static_cast<ssize_t>(d.size()));
-      put_model(&model, off, d);
-      if (rng() % 8 == 0) srv.restart();
-      if (rng() % 10 == 0) {
-        ASSERT_EQ(w.commit(Cred{}), 0);
-      }
-    }
-    ASSERT_EQ(w.commit(Cred{}), 0);
-    EXPECT_EQ(w.retained_bytes(), 0u);
-    EXPECT_GT(w.stable_bytes(), 0u);
-    ASSERT_EQ(srv.stable.size(), model.size()) << "round " << round;
-    EXPECT_TRUE(srv.stable == model) << "round " << round;
-  }
+  random_writes_leave_what_was_written(7, 3);
 }
 
 // A server that writes everything stably at once (FILE_SYNC replies) gets no COMMIT, and
@@ -216,23 +233,10 @@ TEST(UnstableWriter, WritesDuringACommitGoOnAndAreNotUndoneByItsResend) {
   UnstableWriter w = make_writer(&srv);
   std::string a = pattern(3 * kWsize, 11), b = pattern(kWsize, 12), c = pattern(kWsize, 13);
   ASSERT_EQ(w.write(Cred{}, 0, a.data(), a.size()), static_cast<ssize_t>(a.size()));
-  std::mutex mu;
-  std::condition_variable cv;
-  bool in_commit = false, release = false, first = true;
-  srv.on_commit = [&] {
-    if (!first) return;  // the first COMMIT only
-    first = false;
-    srv.restart();  // A is lost
-    std::unique_lock<std::mutex> g(mu);
-    in_commit = true;
-    cv.notify_all();
-    cv.wait(g, [&] { return release; });
-  };
+  CommitGate gate;
+  gate.hold_first(&srv, [&] { srv.restart(); });  // A is lost
   std::thread committer([&] { EXPECT_EQ(w.commit(Cred{}), 0); });
-  {
-    std::unique_lock<std::mutex> g(mu);
-    ASSERT_TRUE(cv.wait_for(g, std::chrono::seconds(20), [&] { return in_commit; }));
-  }
+  ASSERT_TRUE(gate.wait_held());
   std::atomic<bool> written{false};
   std::thread writer([&] {
     EXPECT_EQ(w.write(Cred{}, kWsize, b.data(), b.size()), static_cast<ssize_t>(b.size()));
@@ -241,11 +245,7 @@ TEST(UnstableWriter, WritesDuringACommitGoOnAndAreNotUndoneByItsResend) {
   });
   for (int i = 0; i < 2000 && !written; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_TRUE(written.load()) << "the writes waited for the COMMIT";
-  {
-    std::lock_guard<std::mutex> g(mu);
-    release = true;
-  }
-  cv.notify_all();
+  gate.release();
   writer.join();
   committer.join();
   EXPECT_EQ(w.resent_bytes(), 2 * kWsize);  // A without B's range
@@ -455,20 +455,10 @@ TEST(UnstableLimit, DataKeptLongerThanMaxAgeIsCommittedWithoutAnyCall) {
 TEST(UnstableLimit, DestroyingAWriterWaitsForTheLimitsCommitOfIt) {
   UnstableLimit limit(64u << 20, milliseconds(20));
   LimitedFile a(&limit);
-  std::mutex mu;
-  std::condition_variable cv;
-  bool in_commit = false, release = false;
-  a.srv.on_commit = [&] {
-    std::unique_lock<std::mutex> g(mu);
-    in_commit = true;
-    cv.notify_all();
-    cv.wait(g, [&] { return release; });
-  };
+  CommitGate gate;
+  gate.hold_first(&a.srv);
   a.write_chunks(7, 0, 1);
-  {
-    std::unique_lock<std::mutex> g(mu);
-    ASSERT_TRUE(cv.wait_for(g, std::chrono::seconds(20), [&] { return in_commit; }));
-  }
+  ASSERT_TRUE(gate.wait_held());
   std::atomic<bool> destroyed{false};
   std::thread closer([&] {
     a.w.reset();
@@ -476,11 +466,7 @@ TEST(UnstableLimit, DestroyingAWriterWaitsForTheLimitsCommitOfIt) {
   });
   std::this_thread::sleep_for(milliseconds(200));
   EXPECT_FALSE(destroyed.load());
-  {
-    std::lock_guard<std::mutex> g(mu);
-    release = true;
-  }
-  cv.notify_all();
+  gate.release();
   closer.join();
   EXPECT_TRUE(destroyed.load());
   EXPECT_EQ(limit.total_bytes(), 0u);
@@ -495,28 +481,14 @@ TEST(UnstableLimit, WritesOverTheBoundTogetherDoNotCommitAFileEach) {
   LimitedFile a(&limit), b(&limit), c(&limit), d(&limit);
   a.write_chunks(1, 0, 3);
   b.write_chunks(2, 0, 1);  // at the bound
-  std::mutex mu;
-  std::condition_variable cv;
-  bool in_commit = false, release = false;
-  a.srv.on_commit = [&] {
-    std::unique_lock<std::mutex> g(mu);
-    in_commit = true;
-    cv.notify_all();
-    cv.wait(g, [&] { return release; });
-  };
+  CommitGate gate;
+  gate.hold_first(&a.srv);
   std::thread first([&] { c.write_chunks(3, 0, 1); });  // over: commits A, held up
-  {
-    std::unique_lock<std::mutex> g(mu);
-    ASSERT_TRUE(cv.wait_for(g, std::chrono::seconds(20), [&] { return in_commit; }));
-  }
+  ASSERT_TRUE(gate.wait_held());
   std::thread second([&] { d.write_chunks(4, 0, 1); });  // 6 kept, 3 of them being committed
   std::this_thread::sleep_for(milliseconds(200));
   EXPECT_EQ(b.srv.commits + c.srv.commits + d.srv.commits, 0);
-  {
-    std::lock_guard<std::mutex> g(mu);
-    release = true;
-  }
-  cv.notify_all();
+  gate.release();
   first.join();
   second.join();
   EXPECT_EQ(a.srv.commits, 1);
