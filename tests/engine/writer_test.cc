@@ -472,6 +472,29 @@ TEST(UnstableLimit, DestroyingAWriterWaitsForTheLimitsCommitOfIt) {
   EXPECT_EQ(limit.total_bytes(), 0u);
 }
 
+// Writes go on during a COMMIT: what they leave kept is as old as that COMMIT's end, not
+// as the data the COMMIT took (else the age thread would commit it again at its next tick).
+TEST(UnstableLimit, DataWrittenDuringACommitAgesFromThatCommitsEnd) {
+  const milliseconds age(1000);
+  UnstableLimit limit(64u << 20, age);
+  LimitedFile a(&limit);
+  CommitGate gate;
+  gate.hold_first(&a.srv);
+  a.write_chunks(5, 0, 1);
+  ASSERT_TRUE(gate.wait_held());  // the age thread's COMMIT of it, after AGE
+  a.write_chunks(5, 1, 1);
+  std::this_thread::sleep_for(milliseconds(1500));
+  gate.release();
+  std::this_thread::sleep_for(milliseconds(500));  // the thread ticks every 250 ms
+  EXPECT_EQ(a.srv.commits, 1);
+  EXPECT_EQ(a.w->retained_bytes(), kWsize);
+  const auto start = std::chrono::steady_clock::now();
+  while (a.w->retained_bytes() != 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+    std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ(a.srv.commits, 2);  // in its time
+  EXPECT_EQ(limit.stats().age_commits, 2u);
+}
+
 // Two writes that pass the bound while the first one's COMMIT is under way: the second
 // waits for it instead of committing another file, since the total will be under the
 // bound once that COMMIT ends (each committed another file before: over many writes in

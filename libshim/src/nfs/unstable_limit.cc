@@ -50,10 +50,10 @@ void UnstableLimit::remove(UnstableWriter* w) {
   writers_.erase(w);
 }
 
-bool UnstableLimit::set(UnstableWriter* w, size_t bytes) {
+bool UnstableLimit::set(UnstableWriter* w, size_t bytes, bool committed) {
   std::lock_guard<std::mutex> g(mu_);
   Entry& e = writers_.at(w);
-  if (e.bytes == 0 && bytes > 0) e.since = std::chrono::steady_clock::now();
+  if (bytes > 0 && (e.bytes == 0 || committed)) e.since = std::chrono::steady_clock::now();
   total_ = total_ - e.bytes + bytes;
   e.bytes = bytes;
   stats_.peak_bytes = std::max(stats_.peak_bytes, total_);

@@ -27,8 +27,8 @@ size_t UnstableWriter::retained_bytes() {
   return retained_bytes_ + committing_bytes_;
 }
 
-bool UnstableWriter::count_locked() {
-  return limit_ && limit_->set(this, retained_bytes_ + committing_bytes_);
+bool UnstableWriter::count_locked(bool committed) {
+  return limit_ && limit_->set(this, retained_bytes_ + committing_bytes_, committed);
 }
 
 // Bytes [FROM, FROM+N) of this piece. A piece keeping less than half of its buffer gets a
@@ -172,7 +172,8 @@ int UnstableWriter::commit(const Cred& c) {
   retained_bytes_ += committing_bytes_;
   committing_.clear();
   committing_bytes_ = 0;
-  count_locked();
+  // Left over from a failed COMMIT: as old as before (the age thread retries it).
+  count_locked(rv == 0);
   return rv;
 }
 

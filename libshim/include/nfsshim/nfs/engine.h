@@ -297,7 +297,8 @@ class UnstableWriter {
   void retain_locked(uint64_t off, Piece p);
   void forget_locked(uint64_t off, uint64_t end);
   int resend(const Cred& c);
-  bool count_locked();  // tells the limit what is kept; true if the mount is over it
+  // Tells the limit what is kept (COMMITTED: after a COMMIT); true if the mount is over it.
+  bool count_locked(bool committed = false);
   WriteFn write_;
   CommitFn commit_;
   size_t max_retained_;

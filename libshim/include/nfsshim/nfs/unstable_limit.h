@@ -51,7 +51,9 @@ class UnstableLimit {
   // Called by UnstableWriter only.
   void add(UnstableWriter* w);
   void remove(UnstableWriter* w);              // waits while this limit commits W
-  bool set(UnstableWriter* w, size_t bytes);   // W keeps BYTES now; true if the total is over
+  // W keeps BYTES now; true if the total is over. COMMITTED: W just committed, so what it
+  // keeps was written during that COMMIT (its age starts now).
+  bool set(UnstableWriter* w, size_t bytes, bool committed = false);
   void relieve();                              // commits the largest until under the bound
   void add_stable(uint64_t bytes) { stable_bytes_.fetch_add(bytes, std::memory_order_relaxed); }
   void add_commit() { commits_.fetch_add(1, std::memory_order_relaxed); }
