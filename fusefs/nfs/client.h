@@ -37,11 +37,11 @@ class FileIo {
                    uint64_t* handle) = 0;
   virtual int close(const nfs::Cred& c, uint64_t handle) = 0;
   virtual ssize_t read(const nfs::Cred& c, uint64_t handle, uint64_t off, size_t len, char* buf) = 0;
-  // UNSTABLE, kept until commit() (resent FILE_SYNC if the server restarted meanwhile);
-  // FILE_SYNC if SYNC (an O_SYNC/O_DSYNC file), then kept only if the server answered
+  // STABLE nfs::kUnstable: kept until commit() (resent FILE_SYNC if the server restarted
+  // meanwhile); nfs::kFileSync (an O_SYNC/O_DSYNC file): kept only if the server answered
   // less. DATA is the caller's copy, kept and sent as it is.
   virtual ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
-                        bool sync) = 0;
+                        int stable) = 0;
   virtual int commit(const nfs::Cred& c) = 0;
   // True when the server promised to keep the file's data after its last name is removed
   // until every open of ours is closed (v4.1 OPEN4_RESULT_PRESERVE_UNLINKED on each open,

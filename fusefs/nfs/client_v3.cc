@@ -20,8 +20,8 @@ class FileIo3 final : public FileIo {
     return e_.read(c, fh_, off, len, buf);
   }
   ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
-                bool sync) override {
-    return writer_.write(c, off, std::move(data), sync ? nfs::kFileSync : nfs::kUnstable);
+                int stable) override {
+    return writer_.write(c, off, std::move(data), stable);
   }
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
   bool server_keeps_unlinked() override { return false; }

@@ -91,8 +91,8 @@ class FileIo41 final : public FileIo {
     return e_.read(c, o, off, len, buf);
   }
   ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
-                bool sync) override {
-    return writer_.write(c, off, std::move(data), sync ? nfs::kFileSync : nfs::kUnstable);
+                int stable) override {
+    return writer_.write(c, off, std::move(data), stable);
   }
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
 

@@ -101,7 +101,7 @@ std::shared_ptr<FileIo> io_of(const std::shared_ptr<Node>& n) {
 }
 
 ssize_t write_all(FileIo& io, const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
-                  bool sync = false);
+                  int stable = nfs::kUnstable);
 
 // Sends an answered write (registered as TICKET, holding one of the mount's limit) and ends
 // it; an error is kept for the file's next flush or fsync.
@@ -652,12 +652,12 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
 
 // All of DATA at OFF (the server may write less per call): its size or -errno.
 ssize_t write_all(FileIo& io, const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
-                  bool sync) {
+                  int stable) {
   const size_t size = data->size();
   size_t done = 0;
   while (done < size) {
     auto piece = done == 0 ? data : std::make_shared<const std::string>(*data, done);
-    ssize_t rv = io.write(c, off + done, std::move(piece), sync);
+    ssize_t rv = io.write(c, off + done, std::move(piece), stable);
     if (rv < 0) return rv;
     if (rv == 0) return -EIO;
     done += static_cast<size_t>(rv);
@@ -720,7 +720,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   }
   // O_SYNC and O_DSYNC: FILE_SYNC, so the FSYNC the kernel sends next finds nothing to
   // COMMIT (one round trip, not two; the kernel's NFS client does the same).
-  ssize_t rv = write_all(*io, c, at, std::move(data), (fi->flags & O_DSYNC) != 0);
+  ssize_t rv = write_all(*io, c, at, std::move(data), (fi->flags & O_DSYNC) ? nfs::kFileSync : nfs::kUnstable);
   n->wb.end(ticket, 0);  // its caller hears the error itself
   if (rv < 0) {
     fuse_reply_err(req, static_cast<int>(-rv));

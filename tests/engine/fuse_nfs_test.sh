@@ -241,6 +241,11 @@ write-behind)
   commits_sent() {  # COMMITs the files sent in all, and KiB the server wrote stably
     sed -n 's/.*; \([0-9]*\) COMMITs in all; \([0-9]*\) KiB written stably.*/\1 \2/p' "$work/shim.log" | tail -1
   }
+  expect_committed() {  # MSG: the last mount's writes went UNSTABLE and were committed
+    read -r sent stable_kib < <(commits_sent)
+    [ "${sent:-0}" -ge 1 ] && [ "${stable_kib:-1}" = 0 ] ||
+      fail "$1: $(grep "unstable data:" "$work/shim.log" | tail -1)"
+  }
   early() {  # the number of writes the last mount answered early (logged at unmount)
     sed -n "s/.*write-behind: \([0-9]*\) writes answered.*/\1/p" "$work/shim.log" | tail -1
   }
@@ -308,9 +313,7 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
   dd if="$work/data" of="$mnt/plain" bs=1M count=8 status=none || fail "dd with write_behind_kb=0"
   unmount_nfs
   [ "$(early)" = 0 ] || fail "write_behind_kb=0: writes answered early"
-  read -r sent stable_kib < <(commits_sent)
-  [ "${sent:-0}" -ge 1 ] && [ "${stable_kib:-1}" = 0 ] ||
-    fail "plain writes were not UNSTABLE and committed at close: $(grep "unstable data:" "$work/shim.log" | tail -1)"
+  expect_committed "plain writes were not UNSTABLE and committed at close"
   cmp -n $((8 << 20)) "$work/data" "$work/export/sync" && cmp -n $((8 << 20)) "$work/data" "$work/export/plain" ||
     fail "O_SYNC or write_behind_kb=0 data differs"
   # A full export: the error of a write answered early reaches the application.
@@ -344,9 +347,7 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
   read -r peak pressure aged < <(unstable)
   echo "$(grep "unstable data:" "$work/shim.log" | tail -1)"
   [ "${peak:-0}" -ge $((24 << 10)) ] || fail "control: 24 MiB in open files were not all kept (peak ${peak:-?} KiB)"
-  read -r sent stable_kib < <(commits_sent)
-  [ "${sent:-0}" -ge 1 ] && [ "${stable_kib:-1}" = 0 ] ||
-    fail "control: no COMMIT sent for 24 MiB of UNSTABLE data, or UNSTABLE replies counted as stable"
+  expect_committed "control: no COMMIT sent for 24 MiB of UNSTABLE data, or UNSTABLE replies counted as stable"
   mount_nfs "&nconnect=4&max_unstable_mb=8&commit_secs=1"
   $check keep-open "$work/data" "$mnt/bound" 6 4 3 || fail "keep-open with max_unstable_mb=8"
   unmount_nfs
