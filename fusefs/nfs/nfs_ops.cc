@@ -719,8 +719,10 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
     return;
   }
   // O_SYNC and O_DSYNC: FILE_SYNC, so the FSYNC the kernel sends next finds nothing to
-  // COMMIT (one round trip, not two; the kernel's NFS client does the same).
-  ssize_t rv = write_all(*io, c, at, std::move(data), (fi->flags & O_DSYNC) ? nfs::kFileSync : nfs::kUnstable);
+  // COMMIT (one round trip, not two). O_DIRECT too: the kernel sends no FSYNC after those,
+  // and its NFS client has them on stable storage before write(2) returns.
+  const bool sync = (fi->flags & (O_DSYNC | O_DIRECT)) != 0;
+  ssize_t rv = write_all(*io, c, at, std::move(data), sync ? nfs::kFileSync : nfs::kUnstable);
   n->wb.end(ticket, 0);  // its caller hears the error itself
   if (rv < 0) {
     fuse_reply_err(req, static_cast<int>(-rv));
