@@ -72,6 +72,9 @@ nfscp() {  # nfscp write|read -> "phase=nfscp_write MiBps=.. cpu_s_per_GiB=.. pe
     printf "phase=nfscp_%s MiBps=%.1f cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f peak_rss_MiB=%d secs=%.2f\n", d, s/$1, ($2+$3)/(s/1024), (s1-s0)/(s/1024), $4/1024, $1}'
 }
 
+# One uncounted run per engine first (as paired.sh): ganesha's first reads of each version
+# fill its heap (server_env.sh); else the first configuration measured pays for it.
+for u in "$url" "$url41"; do "$bench" "$u&nconnect=4" --size "$size" --rand-ops 20000 >/dev/null; done
 for rep in $(seq "$reps"); do
   nfscp write | tee -a "$out"
   nfscp read | tee -a "$out"

@@ -8,10 +8,15 @@ export_on=${ENGINE_BENCH_EXPORT:-ram}
 # ganesha's malloc: with glibc's default thresholds it hands its 1 MiB READ buffers back to
 # the kernel and faults them in again: 9% of its CPU in NFSv4.1 reads went to page faults
 # (perf; 2% in NFSv3 ones). Raised thresholds keep them, so the test server costs what the
-# protocol costs; ENGINE_BENCH_SERVER_MALLOC=default keeps glibc's defaults.
+# protocol costs. One arena: with glibc's 8 per CPU, each of ganesha's worker threads
+# grows buffers of its own, and a thread arena frees a whole heap it no longer uses
+# whatever the trim threshold, so its NFSv4.1 reads still faulted 9000-43000 pages per
+# GiB (14% of its CPU, in the copy from tmpfs into fresh pages) after several runs, its
+# NFSv3 ones 0; with one arena, 10 after two runs, and v4.1 reads ran as fast as v3's.
+# ENGINE_BENCH_SERVER_MALLOC=default keeps glibc's defaults.
 server_malloc=${ENGINE_BENCH_SERVER_MALLOC:-tuned}
 case $server_malloc in
-  tuned) server_tunables=glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=33554432 ;;
+  tuned) server_tunables=glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=33554432:glibc.malloc.arena_max=1 ;;
   default) server_tunables=${GLIBC_TUNABLES:-} ;;
   *) echo "ENGINE_BENCH_SERVER_MALLOC must be tuned or default, got '$server_malloc'" >&2; exit 2 ;;
 esac
