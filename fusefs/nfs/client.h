@@ -38,8 +38,8 @@ class FileIo {
   virtual int close(const nfs::Cred& c, uint64_t handle) = 0;
   virtual ssize_t read(const nfs::Cred& c, uint64_t handle, uint64_t off, size_t len, char* buf) = 0;
   // STABLE nfs::kUnstable: kept until commit() (resent FILE_SYNC if the server restarted
-  // meanwhile); nfs::kFileSync (an O_SYNC, O_DSYNC or O_DIRECT file): kept only if the server answered
-  // less. DATA is the caller's copy, kept and sent as it is.
+  // meanwhile); nfs::kFileSync (an O_SYNC, O_DSYNC or O_DIRECT file): kept only if the
+  // server answered less. DATA is the caller's copy, kept and sent as it is.
   virtual ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
                         int stable) = 0;
   virtual int commit(const nfs::Cred& c) = 0;

@@ -677,7 +677,12 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   NfsFs& fs = fs_of(req);
   const nfs::Cred c = cred_of(req, false);
   const uint64_t at = static_cast<uint64_t>(off);
-  const bool behind = fs.wb_budget > 0 && (fi->flags & (O_SYNC | O_DSYNC | O_DIRECT)) == 0;
+  // O_SYNC, O_DSYNC, O_DIRECT: on the server's stable storage before the reply (FILE_SYNC),
+  // so the FSYNC the kernel sends after O_SYNC/O_DSYNC ones finds nothing to COMMIT (one
+  // round trip, not two) and O_DIRECT ones, which get no FSYNC, are stable as with the
+  // kernel's NFS client.
+  const bool stable_now = (fi->flags & (O_SYNC | O_DSYNC | O_DIRECT)) != 0;
+  const bool behind = fs.wb_budget > 0 && !stable_now;
   Batch b;
   if (behind && size < fs.gather_max) {
     int64_t started = 0;
@@ -718,11 +723,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
     land(fs, *n, io, ticket, c, at, std::move(data));
     return;
   }
-  // O_SYNC and O_DSYNC: FILE_SYNC, so the FSYNC the kernel sends next finds nothing to
-  // COMMIT (one round trip, not two). O_DIRECT too: the kernel sends no FSYNC after those,
-  // and its NFS client has them on stable storage before write(2) returns.
-  const bool sync = (fi->flags & (O_DSYNC | O_DIRECT)) != 0;
-  ssize_t rv = write_all(*io, c, at, std::move(data), sync ? nfs::kFileSync : nfs::kUnstable);
+  ssize_t rv = write_all(*io, c, at, std::move(data), stable_now ? nfs::kFileSync : nfs::kUnstable);
   n->wb.end(ticket, 0);  // its caller hears the error itself
   if (rv < 0) {
     fuse_reply_err(req, static_cast<int>(-rv));
