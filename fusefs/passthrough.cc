@@ -143,8 +143,8 @@ ssize_t write_edited(int fd, struct iovec* iov, int count, size_t min_len, Edit 
   return n;
 }
 
-[[maybe_unused]] ssize_t io_splice_send(int fdin, off_t* offin, int fdout, off_t* offout, size_t len, unsigned flags,
-                       void*) {
+[[maybe_unused]] ssize_t io_splice(int fdin, off_t* offin, int fdout, off_t* offout, size_t len, unsigned flags,
+                                    void*) {
   return ::splice(fdin, offin, fdout, offout, len, flags);
 }
 
@@ -152,12 +152,15 @@ ssize_t write_edited(int fd, struct iovec* iov, int count, size_t min_len, Edit 
 
 bool install(fuse_session* se, bool passthrough, std::string* why) {
 #if NFSSHIM_HAVE_PASSTHROUGH
-  // Requests are read, not spliced (no splice_receive): the read sees each request's header.
-  // Replies with data (READ of a file not in passthrough) are still spliced.
-  static const fuse_custom_io io = {io_writev, io_read, nullptr, io_splice_send};
+  // With passthrough, requests are read, not spliced (no splice_receive): io_read sees each
+  // request's header, which the OPEN and CREATE replies need. Without, only INIT's reply is
+  // edited, and INIT is always read (splice is agreed in it), so WRITE requests may come
+  // through a pipe (FUSE_CAP_SPLICE_READ; nfs:// mounts). Replies are spliced either way.
+  static const fuse_custom_io io_pt = {io_writev, io_read, nullptr, io_splice};
+  static const fuse_custom_io io_plain = {io_writev, io_read, io_splice, io_splice};
   g_wanted = passthrough;  // before INIT is read
   const int fd = fuse_session_fd(se);
-  if (int rc = fuse_session_custom_io(se, &io, fd); rc != 0) {
+  if (int rc = fuse_session_custom_io(se, passthrough ? &io_pt : &io_plain, fd); rc != 0) {
     *why = std::string("fuse_session_custom_io failed: ") + std::strerror(rc < 0 ? -rc : rc);
     return false;
   }

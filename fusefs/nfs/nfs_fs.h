@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -87,6 +88,7 @@ struct NfsFs {
   // bytes (0: off), each sent at the latest by the flusher.
   size_t gather_max = 0;
   std::unique_ptr<GatherFlusher> gather;
+  std::atomic<uint64_t> piped_writes{0};  // WRITEs whose data came through a pipe (splice)
 };
 
 bool is_nfs_source(const std::string& source);

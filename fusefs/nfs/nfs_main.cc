@@ -135,6 +135,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
     SHIM_LOG_INFO("write-behind: {} writes answered before the server's reply ({} small ones gathered "
                   "into {} batches), at most {} NFS WRITEs in flight, {} failed",
                   writes + gathered - batches, gathered, batches, peak, failed);
+    SHIM_LOG_INFO("writes with their data through a pipe (splice): {}", fs.piped_writes.load());
     nfs::UnstableLimit::Stats us = fs.unstable->stats();
     SHIM_LOG_INFO("unstable data: at most {} KiB kept for COMMIT (max_unstable_mb={}), {} COMMITs to stay "
                   "under it, {} of data older than {} s, {} failed; {} COMMITs in all; {} KiB written "

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loop.h"
+#include "splice_read.h"
 #include "nfs/nfs_fs.h"
 #include "nfsshim/log.h"
 
@@ -667,7 +668,10 @@ ssize_t write_all(FileIo& io, const nfs::Cred& c, uint64_t off, std::shared_ptr<
 
 // A WRITE is answered once its data is copied and its turn has come (write_behind.h), then
 // sent; O_SYNC, O_DSYNC and O_DIRECT writes and write_behind_kb=0 wait for the server.
-void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi) noexcept {
+// A WRITE of BUF (SIZE bytes at OFF). OWNED, if given, holds BUF already as a copy of its
+// own (op_write_buf's); else the copy the write keeps is made here.
+void write_data(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi,
+                std::shared_ptr<const std::string> owned) {
   NODE_OR_FAIL(n, req, ino);
   auto io = io_of(n);
   if (!io) {
@@ -705,7 +709,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
       return;
     }
   }
-  auto data = std::make_shared<const std::string>(buf, size);
+  auto data = owned ? std::move(owned) : std::make_shared<const std::string>(buf, size);
   // Budget 0: waits until nothing of the file is in flight (one write at a time).
   int64_t ticket;
   while ((ticket = n->wb.begin(at, size, behind ? fs.wb_budget : 0, &b)) == 0)
@@ -730,6 +734,61 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
     return;
   }
   fuse_reply_write(req, static_cast<size_t>(rv));
+}
+
+void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi) noexcept {
+  write_data(req, ino, buf, size, off, fi, nullptr);
+}
+
+// With write_buf set, libfuse splices WRITE requests of more than a page from /dev/fuse into
+// a pipe (FUSE_CAP_SPLICE_READ), and the kernel puts the written page-cache pages into it
+// without copying them. One read from the pipe then makes the copy the write keeps. Through
+// op_write the data was copied twice: by the kernel into libfuse's buffer (page by page,
+// pinning each one), then into that copy.
+void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t off, fuse_file_info* fi) noexcept {
+  const size_t size = fuse_buf_size(in);
+  if (in->count == 1 && !(in->buf[0].flags & FUSE_BUF_IS_FD)) {  // small: libfuse read it already
+    write_data(req, ino, static_cast<const char*>(in->buf[0].mem) + in->off, size, off, fi, nullptr);
+    return;
+  }
+  // Writes smaller than a batch are gathered (copied into one) from a reused buffer.
+  thread_local std::vector<char> scratch;
+  std::shared_ptr<std::string> owned;
+  char* dst;
+  if (size < fs_of(req).gather_max) {
+    if (scratch.size() < size) scratch.resize(size);
+    dst = scratch.data();
+  } else {
+    owned = std::make_shared<std::string>(size, '\0');
+    dst = &(*owned)[0];
+  }
+  fuse_bufvec to = FUSE_BUFVEC_INIT(size);
+  to.buf[0].mem = dst;
+  ssize_t got = fuse_buf_copy(&to, in, static_cast<fuse_buf_copy_flags>(0));
+  if (got < 0 || static_cast<size_t>(got) != size) {
+    int e = got < 0 ? static_cast<int>(-got) : EIO;
+    SHIM_LOG_WARN("[ino {}] write {} at {}: reading the request's data: {}", ino, size, off,
+                  got < 0 ? std::strerror(e) : "short");
+    fuse_reply_err(req, e);
+    return;
+  }
+  fs_of(req).piped_writes.fetch_add(1, std::memory_order_relaxed);
+  write_data(req, ino, dst, size, off, fi, std::move(owned));
+}
+
+void op_init(void* userdata, fuse_conn_info* conn) noexcept {
+  const NfsFs& fs = *static_cast<const NfsFs*>(userdata);
+  // WRITE requests through a pipe (op_write_buf). Replies are not spliced: READ data is in
+  // our memory, and libfuse would copy it into a pipe first.
+  std::string why;
+  bool on = false;
+  if (!fs.opts.splice) why = "-o nosplice";
+  else if (!(conn->capable & FUSE_CAP_SPLICE_READ)) why = "not offered";
+  else on = request_pipe_fits(conn->max_write, &why);
+  if (on) conn->want |= FUSE_CAP_SPLICE_READ;
+  else conn->want &= ~FUSE_CAP_SPLICE_READ;
+  SHIM_LOG_INFO("connection: protocol {}.{}, max_write {}, written data through a pipe (splice): {}{}",
+                conn->proto_major, conn->proto_minor, conn->max_write, on ? "on" : "off, ", why);
 }
 
 // Close-to-open and fsync: every answered write landed, then COMMIT. The error of an
@@ -961,6 +1020,7 @@ bool is_nfs_source(const std::string& source) { return source.rfind("nfs://", 0)
 fuse_lowlevel_ops make_nfs_ops(bool server_locks) {
   fuse_lowlevel_ops ops;
   std::memset(&ops, 0, sizeof ops);
+  ops.init = op_init;
   ops.lookup = op_lookup;
   ops.forget = op_forget;
   ops.forget_multi = op_forget_multi;
@@ -978,6 +1038,7 @@ fuse_lowlevel_ops make_nfs_ops(bool server_locks) {
   ops.create = op_create;
   ops.read = op_read;
   ops.write = op_write;
+  ops.write_buf = op_write_buf;  // (libfuse calls it, not write, and splices what it can)
   ops.flush = op_flush;
   ops.fsync = op_fsync;
   ops.release = op_release;

@@ -3,6 +3,7 @@
 #include "nfsshim/log.h"
 #include "ops/ops.h"
 #include "passthrough.h"
+#include "splice_read.h"
 
 namespace nfsshim::fuse::ops {
 
@@ -15,7 +16,11 @@ void init(void* userdata, fuse_conn_info* conn) {
   };
   want(FUSE_CAP_SPLICE_WRITE, fs.opts.splice);
   want(FUSE_CAP_SPLICE_MOVE, fs.opts.splice);
-  want(FUSE_CAP_SPLICE_READ, fs.opts.splice);
+  // Requests through a pipe only where one holds the largest: else libfuse reads anyway.
+  // (Not offered through passthrough's io, which reads each request to see its header.)
+  std::string pipe_why;
+  if (fs.opts.splice && !(conn->capable & FUSE_CAP_SPLICE_READ)) pipe_why = "not offered";
+  want(FUSE_CAP_SPLICE_READ, fs.opts.splice && pipe_why.empty() && request_pipe_fits(conn->max_write, &pipe_why));
   want(FUSE_CAP_WRITEBACK_CACHE, fs.opts.writeback);
   // Drop cached data when the backing file's mtime or size changed behind our back.
   want(FUSE_CAP_AUTO_INVAL_DATA, true);
@@ -26,10 +31,11 @@ void init(void* userdata, fuse_conn_info* conn) {
   want(FUSE_CAP_POSIX_LOCKS, false);
   want(FUSE_CAP_FLOCK_LOCKS, false);
   // libfuse already raised max_write to its buffer (1 MiB with max_pages on 3.6+).
-  SHIM_LOG_INFO("connection: protocol {}.{}, max_write {}, max_readahead {}, splice {}, "
-                "writeback cache {}",
+  SHIM_LOG_INFO("connection: protocol {}.{}, max_write {}, max_readahead {}, splice of replies {}, "
+                "of requests {}{}, writeback cache {}",
                 conn->proto_major, conn->proto_minor, conn->max_write, conn->max_readahead,
-                (conn->want & FUSE_CAP_SPLICE_READ) ? "on" : "off",
+                (conn->want & FUSE_CAP_SPLICE_WRITE) ? "on" : "off",
+                (conn->want & FUSE_CAP_SPLICE_READ) ? "on" : "off", pipe_why.empty() ? "" : " (" + pipe_why + ")",
                 (conn->want & FUSE_CAP_WRITEBACK_CACHE) ? "on" : "off");
   // Our io read this INIT request already; its reply asks for passthrough if offered.
   if (!fs.opts.passthrough)

@@ -31,6 +31,11 @@
 #                              UNSTABLE data kept for COMMIT is bounded (max_unstable_mb,
 #                              commit_secs), and none is kept for a server that answers
 #                              FILE_SYNC (ganesha's NFS_Commit = true): no COMMIT at all
+#   splice-writes              WRITE data through a pipe (write_buf, FUSE_CAP_SPLICE_READ) where
+#                              a pipe holds the largest request: every path of op_write_buf
+#                              lands the right bytes on the export; controls -o nosplice and a
+#                              daemon without CAP_SYS_RESOURCE under a 1 MiB fs.pipe-max-size:
+#                              off, the reason logged, no write through a pipe
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -42,12 +47,15 @@ mnt=$work/mnt
 mkdir -p "$mnt"
 shim_pid=
 shim_opts=  # more -o options for the daemon
+pipe_max_was=  # fs.pipe-max-size to restore (splice-writes)
+shim_wrap=  # a command (and its options) the daemon runs under
 cleanup() {
   set +e
   grep -q " $mnt " /proc/self/mountinfo && fusermount3 -u -z "$mnt"
   [ -n "$shim_pid" ] && kill "$shim_pid" 2>/dev/null && wait "$shim_pid" 2>/dev/null
   ganesha_stop "$work/state"
   grep -q " $work/small " /proc/self/mountinfo && umount "$work/small"
+  [ -n "$pipe_max_was" ] && echo "$pipe_max_was" > /proc/sys/fs/pipe-max-size
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -58,7 +66,7 @@ case $mode in *-v41) mode=${mode%-v41} vers=4.1 engine="direct NFSv4.1 engine" ;
 url="nfs://127.0.0.1/export?vers=$vers&nfsport=$port&mountport=$mnt_port"
 
 start_mount() {  # SOURCE MOUNTPOINT LOG: the daemon in the background, its PID in started
-  "$shim" "$1" "$2" -f -o log=file:"$3"${shim_opts:+,$shim_opts} &
+  $shim_wrap "$shim" "$1" "$2" -f -o log=file:"$3"${shim_opts:+,$shim_opts} &
   started=$!
   for i in $(seq 100); do
     grep -q " $2 .* fuse.nfsshim-fuse " /proc/self/mountinfo && return 0
@@ -494,6 +502,61 @@ bad-urls)
     fail "no warning naming writeback, keep_cache and negative_timeout: $(grep -E 'warn|mounted' "$work/shim.log")"
   echo "ok: $(grep -o 'warning: -o .*' "$work/shim.log")"
   pass "bad URLs and servers refused before mounting; local-only options named"
+  ;;
+splice-writes)
+  # libfuse splices a request into a pipe only if one holds the largest (1 MiB max_write: a
+  # 2 MiB pipe), which needs CAP_SYS_RESOURCE or fs.pipe-max-size >= 2 MiB; raised here for
+  # the test if lower (restored at exit). Sizes chosen for op_write_buf's paths: 1 MiB
+  # writes (read into their own copy, sent from it), 64 KiB ones (read into the scratch
+  # buffer, gathered), 3000-byte ones (under a page: libfuse reads them itself), 4097-byte
+  # ones (the kernel cuts the unaligned ones at page ends: pieces either way), O_DIRECT
+  # 1 MiB ones (FILE_SYNC from their own copy).
+  pipe_file=/proc/sys/fs/pipe-max-size
+  pipe_max=$(cat "$pipe_file")
+  if [ "$pipe_max" -lt 2097152 ]; then
+    echo 2097152 > "$pipe_file" || fail "cannot raise $pipe_file to 2 MiB for the test"
+    pipe_max_was=$pipe_max
+  fi
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  head -c $(((8 << 20) + 12345)) /dev/urandom > "$work/odd"
+  head -c $((8 << 20)) /dev/urandom > "$work/even"
+  piped() { sed -n 's/.*writes with their data through a pipe (splice): \([0-9]*\).*/\1/p' "$work/shim.log" | tail -1; }
+  write_all() {  # TAG: every size through the mount, each file compared on the export
+    dd if="$work/odd" of="$mnt/$1.1m" bs=1M conv=fsync status=none || fail "$1: dd bs=1M"
+    dd if="$work/odd" of="$mnt/$1.64k" bs=64k conv=fsync status=none || fail "$1: dd bs=64k"
+    dd if="$work/odd" of="$mnt/$1.4097" bs=4097 count=600 conv=fsync status=none || fail "$1: dd bs=4097"
+    dd if="$work/odd" of="$mnt/$1.3000" bs=3000 count=600 conv=fsync status=none || fail "$1: dd bs=3000"
+    dd if="$work/even" of="$mnt/$1.direct" bs=1M oflag=direct status=none || fail "$1: dd oflag=direct"
+    unmount_nfs
+    cmp "$work/odd" "$work/export/$1.1m" || fail "$1: 1 MiB writes differ on the export"
+    cmp "$work/odd" "$work/export/$1.64k" || fail "$1: 64 KiB writes differ on the export"
+    cmp -n $((4097 * 600)) "$work/odd" "$work/export/$1.4097" || fail "$1: 4097-byte writes differ"
+    [ "$(stat -c %s "$work/export/$1.4097")" = $((4097 * 600)) ] || fail "$1: 4097-byte writes: wrong size"
+    cmp -n $((3000 * 600)) "$work/odd" "$work/export/$1.3000" || fail "$1: 3000-byte writes differ"
+    cmp "$work/even" "$work/export/$1.direct" || fail "$1: O_DIRECT writes differ on the export"
+    echo "ok: $1: all files intact; $(grep -o 'written data through a pipe (splice): .*' "$work/shim.log" | tail -1); $(piped) through a pipe"
+  }
+  mount_nfs "&nconnect=4"
+  write_all spliced
+  grep -q "written data through a pipe (splice): on" "$work/shim.log" || fail "splice of written data is not on"
+  # At least the 9 + 129 + 8 requests of the 1 MiB, 64 KiB and O_DIRECT writes.
+  [ "$(piped)" -ge 146 ] || fail "only $(piped) writes came through a pipe, 146 expected"
+  shim_opts=nosplice
+  mount_nfs "&nconnect=4"
+  write_all nosplice
+  grep -q "through a pipe (splice): off, -o nosplice" "$work/shim.log" || fail "-o nosplice: not logged as off"
+  [ "$(piped)" = 0 ] || fail "-o nosplice: $(piped) writes through a pipe"
+  shim_opts=
+  # The daemon as an unprivileged one would be: no CAP_SYS_RESOURCE, pipes of 1 MiB at most.
+  echo 1048576 > "$pipe_file" || fail "cannot set $pipe_file"
+  [ -n "$pipe_max_was" ] || pipe_max_was=$pipe_max
+  shim_wrap="setpriv --bounding-set=-sys_resource --inh-caps=-sys_resource"
+  mount_nfs "&nconnect=4"
+  write_all small-pipes
+  grep -q "through a pipe (splice): off, a pipe cannot hold a request of" "$work/shim.log" ||
+    fail "1 MiB pipes: splice not logged as off with its reason"
+  [ "$(piped)" = 0 ] || fail "1 MiB pipes: $(piped) writes through a pipe"
+  pass "WRITE data through a pipe where a pipe holds a request: all sizes intact; off with -o nosplice and with 1 MiB pipes"
   ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
