@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,7 @@ namespace nfsshim::fuse {
 
 struct Fs {
   Options opts;
+  std::atomic<uint64_t> piped_writes{0};  // WRITEs whose data came through a pipe (splice)
   std::unique_ptr<InodeTable> inodes;
   std::unique_ptr<Graveyard> graveyard;  // null only if it could not be opened
   // The graveyard directory is hidden: its own key, and (parent, name) where it lives.

@@ -284,6 +284,7 @@ int run(int argc, char** argv) {
   } else {
     SHIM_LOG_INFO("unmounting {} (loop ended: {})", fs.opts.mountpoint, rv);
   }
+  SHIM_LOG_INFO("writes with their data through a pipe (splice): {}", fs.piped_writes.load());
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
   // Nobody can reach an open file through the mount any more: no entry needs to wait.
