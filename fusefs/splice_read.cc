@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 
 namespace nfsshim::fuse {
+namespace {
 
 bool request_pipe_fits(size_t max_write, std::string* why) {
   const size_t want = max_write + 4096;  // libfuse's FUSE_BUFFER_HEADER_SIZE
@@ -27,6 +29,17 @@ bool request_pipe_fits(size_t max_write, std::string* why) {
          (got < 0 ? std::string(std::strerror(err)) : std::to_string(got) + " at most") +
          "; fs.pipe-max-size is " + limit + " and the daemon lacks CAP_SYS_RESOURCE)";
   return false;
+}
+
+}  // namespace
+
+bool want_spliced_requests(fuse_conn_info* conn, bool wanted, std::string* why) {
+  bool on = false;
+  if (wanted && !(conn->capable & FUSE_CAP_SPLICE_READ)) *why = "not offered";
+  else if (wanted) on = request_pipe_fits(conn->max_write, why);
+  if (on) conn->want |= FUSE_CAP_SPLICE_READ;
+  else conn->want &= ~FUSE_CAP_SPLICE_READ;
+  return on;
 }
 
 }  // namespace nfsshim::fuse

@@ -6,8 +6,8 @@
 // OPEN4_RESULT_PRESERVE_UNLINKED): then it is a plain REMOVE.
 #pragma once
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>

@@ -780,13 +780,8 @@ void op_init(void* userdata, fuse_conn_info* conn) noexcept {
   const NfsFs& fs = *static_cast<const NfsFs*>(userdata);
   // WRITE requests through a pipe (op_write_buf). Replies are not spliced: READ data is in
   // our memory, and libfuse would copy it into a pipe first.
-  std::string why;
-  bool on = false;
-  if (!fs.opts.splice) why = "-o nosplice";
-  else if (!(conn->capable & FUSE_CAP_SPLICE_READ)) why = "not offered";
-  else on = request_pipe_fits(conn->max_write, &why);
-  if (on) conn->want |= FUSE_CAP_SPLICE_READ;
-  else conn->want &= ~FUSE_CAP_SPLICE_READ;
+  std::string why = fs.opts.splice ? "" : "-o nosplice";
+  const bool on = want_spliced_requests(conn, fs.opts.splice, &why);
   SHIM_LOG_INFO("connection: protocol {}.{}, max_write {}, written data through a pipe (splice): {}{}",
                 conn->proto_major, conn->proto_minor, conn->max_write, on ? "on" : "off, ", why);
 }

@@ -16,11 +16,8 @@ void init(void* userdata, fuse_conn_info* conn) {
   };
   want(FUSE_CAP_SPLICE_WRITE, fs.opts.splice);
   want(FUSE_CAP_SPLICE_MOVE, fs.opts.splice);
-  // Requests through a pipe only where one holds the largest: else libfuse reads anyway.
-  // (Not offered through passthrough's io, which reads each request to see its header.)
   std::string pipe_why;
-  if (fs.opts.splice && !(conn->capable & FUSE_CAP_SPLICE_READ)) pipe_why = "not offered";
-  want(FUSE_CAP_SPLICE_READ, fs.opts.splice && pipe_why.empty() && request_pipe_fits(conn->max_write, &pipe_why));
+  want_spliced_requests(conn, fs.opts.splice, &pipe_why);
   want(FUSE_CAP_WRITEBACK_CACHE, fs.opts.writeback);
   // Drop cached data when the backing file's mtime or size changed behind our back.
   want(FUSE_CAP_AUTO_INVAL_DATA, true);

@@ -47,7 +47,7 @@ ssize_t pwrite_aligned(int fd, const char* data, size_t len, off_t off) {
 }  // namespace
 
 void write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_file_info* fi) {
-  const bool piped = in->buf[in->idx].flags & FUSE_BUF_IS_FD;
+  const bool piped = in->buf[0].flags & FUSE_BUF_IS_FD;
   if (piped) fs_of(req).piped_writes.fetch_add(1, std::memory_order_relaxed);
   const int fd = static_cast<int>(fi->fh);
   fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
