@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -358,6 +359,147 @@ TEST_P(Nfs41Transport, ReadDataGoesStraightIntoTheSinkOrStaysInTheRecord) {
   EXPECT_EQ(in_sink, sinks.size() - sinks.size() / 7);
   EXPECT_EQ(conn.placed_bytes(), placed_want);
   conn.stop();
+}
+
+// Echoes every record, but the reply to xid 1 stops after its head and FIRST data bytes
+// until go() (then the rest follows) or cut() (then the connection is shut down).
+class HalfwayServer : public nfs41test::RecordServer {
+ public:
+  explicit HalfwayServer(size_t first)
+      : RecordServer([this](int fd, const std::vector<uint8_t>& rec, int) { return answer(fd, rec); }),
+        first_(first) {}
+  ~HalfwayServer() override {
+    go();
+    stop();
+  }
+  void go() { set(1); }
+  void cut() { set(2); }
+
+ private:
+  void set(int v) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (what_ == 0) what_ = v;
+    cv_.notify_all();
+  }
+  static bool send_all(int fd, const uint8_t* p, size_t n) {
+    for (size_t off = 0; off < n;) {
+      ssize_t w = ::send(fd, p + off, n - off, MSG_NOSIGNAL);
+      if (w <= 0) return false;
+      off += static_cast<size_t>(w);
+    }
+    return true;
+  }
+  bool answer(int fd, const std::vector<uint8_t>& rec) {
+    if (rec.size() < 4 || rec[0] != 0 || rec[1] != 0 || rec[2] != 0 || rec[3] != 1)
+      return send_record(fd, rec);
+    std::vector<uint8_t> out;
+    nfsshim::rpc::frame_record(&out, rec.data(), rec.size());
+    size_t part = 4 + 8 + first_;
+    if (!send_all(fd, out.data(), part)) return false;
+    std::unique_lock<std::mutex> g(mu_);
+    cv_.wait(g, [&] { return what_ != 0; });
+    if (what_ == 2) {
+      ::shutdown(fd, SHUT_RDWR);
+      return false;
+    }
+    return send_all(fd, out.data() + part, out.size() - part);
+  }
+  const size_t first_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int what_ = 0;
+};
+
+// Waits until the first N bytes of SC's buffer hold its data (the reply got that far).
+bool wait_arrived(const SinkCall& sc, size_t n) {
+  for (int i = 0; i < 1000; ++i) {
+    {
+      std::lock_guard<std::mutex> g(sc.call->sink->mu);  // (the loop writes under it with epoll)
+      if (std::equal(sc.data.begin(), sc.data.begin() + n, sc.dst.begin())) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// A caller that gives up while its READ data is arriving (a soft timeout): detach()
+// returns at once, even though the rest does not come (with io_uring it cancels the
+// kernel's recv into the buffer and waits for it), and nothing is written to the buffer
+// after it returned. The rest of that reply then goes into the record and the stream
+// stays in step: a later call is answered.
+TEST_P(Nfs41Transport, CallerGivingUpWhileItsDataArrivesGetsItsBufferBackAtOnce) {
+  const size_t first = 256 * 1024, len = 1u << 20;
+  HalfwayServer srv(first);
+  Conn conn(0, "127.0.0.1", srv.port(), {});
+  std::string why;
+  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
+  auto sc = make_sink_call(1, len, false);
+  conn.submit(sc->call);
+  ASSERT_TRUE(wait_arrived(*sc, first)) << "the first part never reached the buffer";
+  auto t0 = std::chrono::steady_clock::now();
+  sc->call->sink->detach();
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, std::chrono::seconds(2)) << "detach() waited for the rest of the reply";
+  const std::vector<uint8_t> at_detach = sc->dst;
+  srv.go();
+  auto later = make_call(2, 100);
+  conn.submit(later);
+  ASSERT_EQ(later->wait(10000), 0);
+  EXPECT_TRUE(echoed(*later));
+  ASSERT_EQ(sc->call->wait(10000), 0);
+  EXPECT_EQ(sc->call->err, 0);
+  EXPECT_EQ(sc->call->sink->placed, 0u);
+  EXPECT_TRUE(sc->dst == at_detach) << "the buffer was written after detach() returned";
+  EXPECT_FALSE(std::equal(sc->data.begin() + first, sc->data.end(), sc->dst.begin() + first));
+  if (GetParam() == IoBackend::kUring) EXPECT_GE(conn.ring_recvs(), 1u);
+  else EXPECT_EQ(conn.ring_recvs(), 0u);
+  conn.stop();
+}
+
+// The connection dies while a READ's data is arriving: the call fails with -ECONNRESET,
+// its buffer is not written after that, and the connection comes back.
+TEST_P(Nfs41Transport, ConnectionLostWhileDataArrivesFailsTheCallAndLeavesItsBuffer) {
+  const size_t first = 300 * 1024, len = 1u << 20;
+  HalfwayServer srv(first);
+  Conn conn(0, "127.0.0.1", srv.port(), {});
+  std::string why;
+  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
+  auto sc = make_sink_call(1, len, false);
+  conn.submit(sc->call);
+  ASSERT_TRUE(wait_arrived(*sc, first));
+  srv.cut();
+  ASSERT_EQ(sc->call->wait(10000), 0);
+  EXPECT_EQ(sc->call->err, -ECONNRESET);
+  EXPECT_EQ(sc->call->sink->placed, 0u);
+  const std::vector<uint8_t> at_fail = sc->dst;
+  auto again = make_call(2, 64);
+  conn.submit(again);
+  ASSERT_EQ(again->wait(10000), 0);
+  EXPECT_TRUE(echoed(*again));
+  EXPECT_TRUE(sc->dst == at_fail);
+  EXPECT_EQ(conn.reconnects(), 1u);
+  conn.stop();
+}
+
+// conn.stop() with a READ's data half in: the call fails, stop() does not hang, and the
+// buffer can go at once (with io_uring: the recv is cancelled before stop() returns).
+TEST_P(Nfs41Transport, StopWhileDataArrivesEndsTheRecvBeforeItReturns) {
+  const size_t first = 128 * 1024, len = 1u << 20;
+  HalfwayServer srv(first);
+  auto conn = std::make_unique<Conn>(0, "127.0.0.1", srv.port(), Conn::Hooks{});
+  std::string why;
+  ASSERT_EQ(conn->start(GetParam(), &why), 0) << why;
+  auto sc = make_sink_call(1, len, false);
+  conn->submit(sc->call);
+  ASSERT_TRUE(wait_arrived(*sc, first));
+  conn->stop();
+  ASSERT_EQ(sc->call->wait(1000), 0);
+  EXPECT_EQ(sc->call->err, -ESHUTDOWN);
+  const std::vector<uint8_t> at_stop = sc->dst;
+  srv.go();  // the rest, while the stopped connection's loop still exists: not for the buffer
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(sc->dst == at_stop) << "the buffer was written after stop() returned";
+  conn.reset();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Nfs41Transport,

@@ -1,10 +1,14 @@
 // io_uring backend: every arm is a one-shot POLL_ADD SQE and the eventfd is watched by one
 // multishot POLL_ADD (a READ SQE before 5.13), so one io_uring_enter per iteration both
-// submits the re-arms and waits.
+// submits the re-arms and waits. recv() is a RECV SQE with MSG_WAITALL; cancel_recv() and
+// forget() wait for its completion, so its buffer is the caller's again when they return.
 #include <liburing.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -16,7 +20,7 @@ namespace {
 
 // user_data: generation (30 bits) | fd (32 bits) | kind (2 bits). A poll completion whose
 // generation is not the fd's current one is stale (replaced or forgotten) and dropped.
-enum Kind : uint64_t { kPoll = 0, kWake = 1, kIgnore = 2 };
+enum Kind : uint64_t { kPoll = 0, kWake = 1, kIgnore = 2, kRecv = 3 };
 constexpr uint64_t kGenMask = (1ull << 30) - 1;
 
 uint64_t make_ud(uint64_t gen, int fd, Kind k) {
@@ -47,6 +51,7 @@ class UringLoop final : public EventLoop {
       return rv;
     }
     ready_ = true;
+    recv_ok_ = probe_recv();
     arm_wake();
     return 0;
   }
@@ -75,6 +80,7 @@ class UringLoop final : public EventLoop {
   void forget(int fd) override {
     auto it = fds_.find(fd);
     if (it == fds_.end()) return;
+    if (it->second.recv_in_flight) cancel_recv(fd);  // (no handler runs: IT stays valid)
     if (it->second.in_flight) cancel(fd, it->second);
     fds_.erase(it);
     // The cancel must reach the kernel before the caller closes FD (and its number is reused).
@@ -82,10 +88,64 @@ class UringLoop final : public EventLoop {
     io_uring_submit(&ring_);
   }
 
+ int recv(int fd, void* buf, size_t len, FdHandler* h) override {
+    if (!recv_ok_) return -EOPNOTSUPP;
+    if (len == 0 || len > UINT32_MAX) return -EINVAL;
+    Entry& e = fds_[fd];
+    if (e.recv_in_flight) return -EBUSY;
+    e.recv_handler = h;
+    e.recv_gen = ++gen_;
+    e.recv_in_flight = true;
+    struct io_uring_sqe* sqe = get_sqe();
+    io_uring_prep_recv(sqe, fd, buf, len, MSG_WAITALL);
+    io_uring_sqe_set_data64(sqe, make_ud(e.recv_gen, fd, kRecv));
+    return 0;
+  }
+
+  size_t cancel_recv(int fd) override {
+    auto it = fds_.find(fd);
+    if (it == fds_.end() || !it->second.recv_in_flight) return 0;
+    it->second.recv_in_flight = false;
+    const uint64_t target = make_ud(it->second.recv_gen, fd, kRecv);
+    int res = 0;
+    // Its completion may be reaped already: in the batch being dispatched (a handler of
+    // it cancels) or put aside by an earlier cancel_recv.
+    if (take_reaped(&done_, target, &res) || take_reaped(&deferred_, target, &res))
+      return res > 0 ? static_cast<size_t>(res) : 0;
+    struct io_uring_sqe* sqe = get_sqe();
+    io_uring_prep_cancel64(sqe, target, 0);
+    io_uring_sqe_set_data64(sqe, make_ud(0, 0, kIgnore));
+    // The kernel may write to the buffer until the recv's own completion (data, error or
+    // -ECANCELED) is posted: wait for exactly that one, keep the others for dispatch.
+    for (bool found = false; !found;) {
+      syscalls_.fetch_add(1, std::memory_order_relaxed);
+      struct io_uring_cqe* cqe = nullptr;
+      int rv = io_uring_submit_and_wait(&ring_, 1);
+      if (rv < 0 && rv != -EINTR && rv != -EAGAIN && rv != -EBUSY) break;  // ring unusable
+      unsigned head, n = 0;
+      io_uring_for_each_cqe(&ring_, head, cqe) {
+        ++n;
+        uint64_t ud = io_uring_cqe_get_data64(cqe);
+        if (ud == target) {
+          res = cqe->res;
+          found = true;
+        } else if (ud != LIBURING_UDATA_TIMEOUT && ud_kind(ud) != kIgnore) {
+          deferred_.push_back({ud, cqe->res, cqe->flags});
+        }
+      }
+      io_uring_cq_advance(&ring_, n);
+    }
+    return res > 0 ? static_cast<size_t>(res) : 0;
+  }
+
  protected:
   int wait_and_dispatch(int timeout_ms) override {
     int rv = 0;
     struct io_uring_cqe* cqe = nullptr;
+    // Completions a cancel_recv() reaped while it waited for its own come first.
+    done_.clear();
+    done_.swap(deferred_);
+    if (!done_.empty()) timeout_ms = 0;
     if (timeout_ms == 0) {
       if (io_uring_sq_ready(&ring_) > 0) {
         syscalls_.fetch_add(1, std::memory_order_relaxed);
@@ -100,7 +160,6 @@ class UringLoop final : public EventLoop {
       if (rv < 0 && rv != -ETIME && rv != -EINTR && rv != -EBUSY) return rv;
     }
     // Copy the batch out first: handlers queue new SQEs while we walk it.
-    done_.clear();
     unsigned head, n = 0;
     io_uring_for_each_cqe(&ring_, head, cqe) {
       done_.push_back({io_uring_cqe_get_data64(cqe), cqe->res, cqe->flags});
@@ -116,6 +175,17 @@ class UringLoop final : public EventLoop {
           if (!wake_multishot_ || !(d.flags & IORING_CQE_F_MORE)) arm_wake();   // it has ended
           break;
         case kIgnore: break;
+        case kRecv: {
+          int fd = ud_fd(d.ud);
+          auto it = fds_.find(fd);
+          if (it == fds_.end() || !it->second.recv_in_flight ||
+              (it->second.recv_gen & kGenMask) != ud_gen(d.ud))
+            break;  // cancelled (its completion went to cancel_recv) or forgotten
+          it->second.recv_in_flight = false;
+          it->second.recv_handler->on_recv_done(fd, d.res);  // may recv/forget again
+          ++calls;
+          break;
+        }
         case kPoll: {
           int fd = ud_fd(d.ud);
           auto it = fds_.find(fd);
@@ -130,6 +200,7 @@ class UringLoop final : public EventLoop {
         }
       }
     }
+    done_.clear();
     return calls;
   }
 
@@ -139,6 +210,9 @@ class UringLoop final : public EventLoop {
     uint64_t gen = 0;
     uint32_t events = 0;
     bool in_flight = false;
+    FdHandler* recv_handler = nullptr;
+    uint64_t recv_gen = 0;
+    bool recv_in_flight = false;
   };
   struct Done {
     uint64_t ud;
@@ -146,6 +220,24 @@ class UringLoop final : public EventLoop {
     uint32_t flags;
   };
 
+  // Takes TARGET's completion out of V (marked done there) into *RES.
+  static bool take_reaped(std::vector<Done>* v, uint64_t target, int* res) {
+    for (Done& d : *v) {
+      if (d.ud != target) continue;
+      *res = d.res;
+      d.ud = make_ud(0, 0, kIgnore);
+      return true;
+    }
+    return false;
+  }
+  bool probe_recv() {
+    struct io_uring_probe* probe = io_uring_get_probe_ring(&ring_);
+    if (!probe) return false;
+    bool ok = io_uring_opcode_supported(probe, IORING_OP_RECV) &&
+              io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
+    io_uring_free_probe(probe);
+    return ok;
+  }
   struct io_uring_sqe* get_sqe() {
     struct io_uring_sqe* sqe;
     while ((sqe = io_uring_get_sqe(&ring_)) == nullptr) {  // SQ full: push it out, retry
@@ -174,8 +266,10 @@ class UringLoop final : public EventLoop {
   uint64_t gen_ = 0;
   uint64_t wake_buf_ = 0;
   bool wake_multishot_ = true;
+  bool recv_ok_ = false;
   std::unordered_map<int, Entry> fds_;
-  std::vector<Done> done_;
+  std::vector<Done> done_;      // the batch being dispatched
+  std::vector<Done> deferred_;  // reaped by cancel_recv, dispatched next
 };
 
 }  // namespace

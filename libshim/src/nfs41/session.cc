@@ -813,6 +813,7 @@ Stats Engine::stats() const {
     s.binds_ok += c->binds_ok();
     s.binds_failed += c->binds_failed();
     s.read_placed_bytes += c->placed_bytes();
+    s.read_ring_recvs += c->ring_recvs();
   }
   for (auto& l : loops_) {
     nfs::LoopStats ls = l->stats();

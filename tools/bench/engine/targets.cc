@@ -97,6 +97,7 @@ class V41 : public Target {
            " retries=" + std::to_string(s.retries) + " delays=" + std::to_string(s.delays) +
            " replays=" + std::to_string(s.replays) + " timeouts=" + std::to_string(s.timeouts) +
            " read_placed_MiB=" + std::to_string(s.read_placed_bytes >> 20) +
+           " ring_recvs=" + std::to_string(s.read_ring_recvs) +
            " maxreq=" + std::to_string(s.maxrequest) + " maxresp=" + std::to_string(s.maxresponse);
   }
 

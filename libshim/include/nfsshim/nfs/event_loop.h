@@ -1,12 +1,17 @@
 // One event loop per loop thread: readiness of sockets (libnfs contexts) and work posted
 // from other threads. Two backends behind one interface: io_uring (one-shot POLL_ADD,
 // re-armed by the handler; arming is an SQE, so a loop iteration costs one io_uring_enter)
-// and epoll (level-triggered, epoll_ctl only when the wanted events change).
+// and epoll (level-triggered, epoll_ctl only when the wanted events change). io_uring can
+// also receive into a buffer itself (recv): one completion for a whole READ reply's data,
+// instead of a readiness event and a recvmsg() for each part of it that arrives.
 //
 // Threading: arm/forget/run_once only on the loop thread; post() from any thread.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +31,12 @@ class FdHandler {
  public:
   // REVENTS: POLLIN/POLLOUT/POLLERR/POLLHUP as poll(2) reports them.
   virtual void on_fd_ready(int fd, uint32_t revents) = 0;
+  // The end of a recv() on FD: RES bytes received (fewer than asked only at EOF or on an
+  // error), 0 at EOF, or -errno.
+  virtual void on_recv_done(int fd, ssize_t res) {
+    (void)fd;
+    (void)res;
+  }
 
  protected:
   ~FdHandler() = default;
@@ -56,8 +67,26 @@ class EventLoop {
   // Calls H->on_fd_ready once, when FD is ready for any of EVENTS (POLLIN|POLLOUT) or has an
   // error/hangup. One-shot: the handler arms again for more. Re-arming replaces EVENTS.
   virtual int arm(int fd, uint32_t events, FdHandler* h) = 0;
-  // Drops FD (armed or not); call before closing it. No handler call for it follows.
+  // Drops FD (armed or not, a recv in flight cancelled as cancel_recv does); call before
+  // closing it. No handler call for it follows.
   virtual void forget(int fd) = 0;
+
+  // io_uring only: receives exactly LEN bytes from FD into BUF (MSG_WAITALL: the kernel
+  // waits for all of them), then calls H->on_recv_done once. One at a time per FD; the
+  // caller arms no POLLIN for FD meanwhile. -EOPNOTSUPP where the backend has no such
+  // operation (epoll; a kernel without IORING_OP_RECV): read on readiness instead.
+  virtual int recv(int fd, void* buf, size_t len, FdHandler* h) {
+    (void)fd, (void)buf, (void)len, (void)h;
+    return -EOPNOTSUPP;
+  }
+  // Ends FD's recv before its data is all in (its buffer's owner wants it back): cancels
+  // it and waits until the kernel has stopped writing to the buffer. Returns the bytes it
+  // received (they are gone from the socket), 0 if none or if no recv was in flight; no
+  // on_recv_done follows.
+  virtual size_t cancel_recv(int fd) {
+    (void)fd;
+    return 0;
+  }
 
   // One iteration: waits up to TIMEOUT_MS (less if work was posted) for readiness, calls the
   // handlers, then runs posted work. May return early (EINTR). Returns the number of

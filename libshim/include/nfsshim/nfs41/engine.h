@@ -89,6 +89,7 @@ struct Stats {
   uint64_t resent_exist = 0;  // CREATE (dir, symlink)/LINK re-run answered EXIST for its own
   uint64_t loop_syscalls = 0, loop_iterations = 0;
   uint64_t read_placed_bytes = 0;  // READ data received straight into callers' buffers
+  uint64_t read_ring_recvs = 0;    // of it, by io_uring recvs (one per READ reply's data)
   std::vector<uint64_t> calls_per_conn;
 };
 

@@ -26,8 +26,9 @@
 namespace nfsshim::nfs41 {
 
 // Where a READ reply's data can go instead of into the reply record: the caller's buffer,
-// written by the connection's loop thread straight from the socket (no copy). The record
-// then ends without the data (its XDR pad stays), and PLACED says it is in DST.
+// written straight from the socket (no copy), by the connection's loop thread (recvmsg) or
+// by the kernel (an io_uring recv the loop started). The record then ends without the
+// data (its XDR pad stays), and PLACED says it is in DST.
 struct ReadSink {
   // True with the data's offset and length if the reply's first N bytes are exactly its
   // head up to the data (a READ that succeeded); false for anything else.
@@ -39,11 +40,14 @@ struct ReadSink {
   uint8_t* dst = nullptr;
   size_t cap = 0;
   size_t placed = 0;  // all of the data went to DST (set before the call completes)
-  // A caller giving up on the call before its reply: no byte is written to DST after this.
-  void detach() {
-    std::lock_guard<std::mutex> g(mu);
-    dst = nullptr;
-  }
+  // An io_uring recv into DST is in flight (set and cleared by the loop thread, under MU;
+  // DONE is signalled when it clears), and STOP asks the loop thread to cancel it.
+  bool receiving = false;
+  std::condition_variable receiving_done;
+  std::function<void()> stop;
+  // A caller giving up on the call before its reply: no byte is written to DST after this
+  // returns (a recv in flight is cancelled and waited for).
+  void detach();
 };
 
 // One RPC in flight: the framed request and, once done, the reply record or -errno.
@@ -140,6 +144,8 @@ class Conn : public nfs::FdHandler {
   nfs::LoopStats loop_stats() const;
 
   void on_fd_ready(int fd, uint32_t revents) override;
+  void on_recv_done(int fd, ssize_t res) override;
+  uint64_t ring_recvs() const { return ring_recvs_.load(); }  // io_uring recvs into sinks
 
  private:
   friend class ConnLoop;
@@ -158,6 +164,11 @@ class Conn : public nfs::FdHandler {
   void dispatch(rpc::Record rec);
   void try_sink();
   void sink_filled(ReadSink& s);
+  bool start_ring_recv(const std::shared_ptr<ReadSink>& s);  // S's mutex held
+  void ring_recv_done(size_t got);
+  void stop_ring_recv(const std::shared_ptr<ReadSink>& s);
+  void end_ring_recv();  // the socket is forgotten: the recv is over, its bytes do not count
+  void after_input();    // completed records dispatched, the next READ's sink looked for
   void lose(const char* why);
   void try_reconnect();
   void connect_ready(uint32_t revents);  // kConnecting: the socket's connect() is over
@@ -190,6 +201,8 @@ class Conn : public nfs::FdHandler {
     uint8_t* at = nullptr;
     size_t left = 0, total = 0;
   } in_;
+  // in_'s sink while an io_uring recv of its data is in flight (no POLLIN meanwhile).
+  std::shared_ptr<ReadSink> recv_sink_;
   CallPtr bind_call_;
   bool rebind_after_ = false;  // rebind() came while bind_call_ was in flight
   int64_t reconnect_at_ms_ = 0;
@@ -198,7 +211,8 @@ class Conn : public nfs::FdHandler {
 
   std::atomic<size_t> inflight_{0};
   std::atomic<bool> up_{false};
-  std::atomic<uint64_t> calls_{0}, reconnects_{0}, binds_ok_{0}, binds_failed_{0}, placed_bytes_{0};
+  std::atomic<uint64_t> calls_{0}, reconnects_{0}, binds_ok_{0}, binds_failed_{0}, placed_bytes_{0},
+      ring_recvs_{0};
   std::atomic<int> local_port_{0};
   std::atomic<bool> drop_next_{false};
 };
