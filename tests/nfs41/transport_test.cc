@@ -422,26 +422,40 @@ bool wait_arrived(const SinkCall& sc, size_t n) {
   return false;
 }
 
+// A connection (backend IO) to a HalfwayServer with a 1 MiB sink call (xid 1) sent: its
+// reply stops after FIRST bytes of data until srv.go() or srv.cut().
+struct HalfwayRead {
+  HalfwayRead(IoBackend io, size_t first) : srv(first), sc(make_sink_call(1, 1u << 20, false)) {
+    conn = std::make_unique<Conn>(0, "127.0.0.1", srv.port(), Conn::Hooks{});
+    std::string why;
+    started = conn->start(io, &why) == 0;
+    EXPECT_TRUE(started) << why;
+    if (started) conn->submit(sc->call);
+  }
+  HalfwayServer srv;
+  std::unique_ptr<SinkCall> sc;
+  std::unique_ptr<Conn> conn;
+  bool started = false;
+};
+
 // A caller that gives up while its READ data is arriving (a soft timeout): detach()
 // returns at once, even though the rest does not come (with io_uring it cancels the
 // kernel's recv into the buffer and waits for it), and nothing is written to the buffer
 // after it returned. The rest of that reply then goes into the record and the stream
 // stays in step: a later call is answered.
 TEST_P(Nfs41Transport, CallerGivingUpWhileItsDataArrivesGetsItsBufferBackAtOnce) {
-  const size_t first = 256 * 1024, len = 1u << 20;
-  HalfwayServer srv(first);
-  Conn conn(0, "127.0.0.1", srv.port(), {});
-  std::string why;
-  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
-  auto sc = make_sink_call(1, len, false);
-  conn.submit(sc->call);
+  const size_t first = 256 * 1024;
+  HalfwayRead h(GetParam(), first);
+  ASSERT_TRUE(h.started);
+  auto& sc = h.sc;
+  Conn& conn = *h.conn;
   ASSERT_TRUE(wait_arrived(*sc, first)) << "the first part never reached the buffer";
   auto t0 = std::chrono::steady_clock::now();
   sc->call->sink->detach();
   auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_LT(took, std::chrono::seconds(2)) << "detach() waited for the rest of the reply";
   const std::vector<uint8_t> at_detach = sc->dst;
-  srv.go();
+  h.srv.go();
   auto later = make_call(2, 100);
   conn.submit(later);
   ASSERT_EQ(later->wait(10000), 0);
@@ -459,15 +473,13 @@ TEST_P(Nfs41Transport, CallerGivingUpWhileItsDataArrivesGetsItsBufferBackAtOnce)
 // The connection dies while a READ's data is arriving: the call fails with -ECONNRESET,
 // its buffer is not written after that, and the connection comes back.
 TEST_P(Nfs41Transport, ConnectionLostWhileDataArrivesFailsTheCallAndLeavesItsBuffer) {
-  const size_t first = 300 * 1024, len = 1u << 20;
-  HalfwayServer srv(first);
-  Conn conn(0, "127.0.0.1", srv.port(), {});
-  std::string why;
-  ASSERT_EQ(conn.start(GetParam(), &why), 0) << why;
-  auto sc = make_sink_call(1, len, false);
-  conn.submit(sc->call);
+  const size_t first = 300 * 1024;
+  HalfwayRead h(GetParam(), first);
+  ASSERT_TRUE(h.started);
+  auto& sc = h.sc;
+  Conn& conn = *h.conn;
   ASSERT_TRUE(wait_arrived(*sc, first));
-  srv.cut();
+  h.srv.cut();
   ASSERT_EQ(sc->call->wait(10000), 0);
   EXPECT_EQ(sc->call->err, -ECONNRESET);
   EXPECT_EQ(sc->call->sink->placed, 0u);
@@ -484,22 +496,18 @@ TEST_P(Nfs41Transport, ConnectionLostWhileDataArrivesFailsTheCallAndLeavesItsBuf
 // conn.stop() with a READ's data half in: the call fails, stop() does not hang, and the
 // buffer can go at once (with io_uring: the recv is cancelled before stop() returns).
 TEST_P(Nfs41Transport, StopWhileDataArrivesEndsTheRecvBeforeItReturns) {
-  const size_t first = 128 * 1024, len = 1u << 20;
-  HalfwayServer srv(first);
-  auto conn = std::make_unique<Conn>(0, "127.0.0.1", srv.port(), Conn::Hooks{});
-  std::string why;
-  ASSERT_EQ(conn->start(GetParam(), &why), 0) << why;
-  auto sc = make_sink_call(1, len, false);
-  conn->submit(sc->call);
+  const size_t first = 128 * 1024;
+  HalfwayRead h(GetParam(), first);
+  ASSERT_TRUE(h.started);
+  auto& sc = h.sc;
   ASSERT_TRUE(wait_arrived(*sc, first));
-  conn->stop();
+  h.conn->stop();
   ASSERT_EQ(sc->call->wait(1000), 0);
   EXPECT_EQ(sc->call->err, -ESHUTDOWN);
   const std::vector<uint8_t> at_stop = sc->dst;
-  srv.go();  // the rest, while the stopped connection's loop still exists: not for the buffer
+  h.srv.go();  // the rest, while the stopped connection's loop still exists: not for the buffer
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_TRUE(sc->dst == at_stop) << "the buffer was written after stop() returned";
-  conn.reset();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Nfs41Transport,
