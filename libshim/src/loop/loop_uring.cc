@@ -88,7 +88,7 @@ class UringLoop final : public EventLoop {
     io_uring_submit(&ring_);
   }
 
- int recv(int fd, void* buf, size_t len, FdHandler* h) override {
+  int recv(int fd, void* buf, size_t len, FdHandler* h) override {
     if (!recv_ok_) return -EOPNOTSUPP;
     if (len == 0 || len > UINT32_MAX) return -EINVAL;
     Entry& e = fds_[fd];
@@ -117,24 +117,12 @@ class UringLoop final : public EventLoop {
     io_uring_sqe_set_data64(sqe, make_ud(0, 0, kIgnore));
     // The kernel may write to the buffer until the recv's own completion (data, error or
     // -ECANCELED) is posted: wait for exactly that one, keep the others for dispatch.
-    for (bool found = false; !found;) {
+    do {
       syscalls_.fetch_add(1, std::memory_order_relaxed);
-      struct io_uring_cqe* cqe = nullptr;
       int rv = io_uring_submit_and_wait(&ring_, 1);
       if (rv < 0 && rv != -EINTR && rv != -EAGAIN && rv != -EBUSY) break;  // ring unusable
-      unsigned head, n = 0;
-      io_uring_for_each_cqe(&ring_, head, cqe) {
-        ++n;
-        uint64_t ud = io_uring_cqe_get_data64(cqe);
-        if (ud == target) {
-          res = cqe->res;
-          found = true;
-        } else if (ud != LIBURING_UDATA_TIMEOUT && ud_kind(ud) != kIgnore) {
-          deferred_.push_back({ud, cqe->res, cqe->flags});
-        }
-      }
-      io_uring_cq_advance(&ring_, n);
-    }
+      reap(&deferred_);
+    } while (!take_reaped(&deferred_, target, &res));
     return res > 0 ? static_cast<size_t>(res) : 0;
   }
 
@@ -160,12 +148,7 @@ class UringLoop final : public EventLoop {
       if (rv < 0 && rv != -ETIME && rv != -EINTR && rv != -EBUSY) return rv;
     }
     // Copy the batch out first: handlers queue new SQEs while we walk it.
-    unsigned head, n = 0;
-    io_uring_for_each_cqe(&ring_, head, cqe) {
-      done_.push_back({io_uring_cqe_get_data64(cqe), cqe->res, cqe->flags});
-      ++n;
-    }
-    io_uring_cq_advance(&ring_, n);
+    reap(&done_);
     int calls = 0;
     for (const Done& d : done_) {
       if (d.ud == LIBURING_UDATA_TIMEOUT) continue;
@@ -220,6 +203,16 @@ class UringLoop final : public EventLoop {
     uint32_t flags;
   };
 
+  // Moves the completions posted so far to the end of V.
+  void reap(std::vector<Done>* v) {
+    struct io_uring_cqe* cqe;
+    unsigned head, n = 0;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      v->push_back({io_uring_cqe_get_data64(cqe), cqe->res, cqe->flags});
+      ++n;
+    }
+    io_uring_cq_advance(&ring_, n);
+  }
   // Takes TARGET's completion out of V (marked done there) into *RES.
   static bool take_reaped(std::vector<Done>* v, uint64_t target, int* res) {
     for (Done& d : *v) {

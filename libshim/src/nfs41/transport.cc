@@ -25,14 +25,18 @@ int64_t now_ms() {
 }
 
 void ReadSink::detach() {
-  std::function<void()> cancel;
+  Conn* conn;
   {
     std::lock_guard<std::mutex> g(mu);
     dst = nullptr;
     if (!receiving) return;
-    cancel = stop;
+    conn = receiver;
   }
-  if (cancel) cancel();  // posts to the loop thread: outside MU, whose lock comes first
+  // To the loop thread, outside MU (the loop's queue lock is not taken under it).
+  std::weak_ptr<ReadSink> w = weak_from_this();
+  conn->loop_->post([conn, w] {
+    if (auto s = w.lock()) conn->stop_ring_recv(s);
+  });
   std::unique_lock<std::mutex> g(mu);
   receiving_done.wait(g, [&] { return !receiving; });
 }
@@ -414,12 +418,7 @@ void Conn::after_input() {
 bool Conn::start_ring_recv(const std::shared_ptr<ReadSink>& s) {
   if (loop_->recv(fd_, in_.at, in_.left, this) != 0) return false;
   s->receiving = true;
-  std::weak_ptr<ReadSink> w = s;
-  s->stop = [this, w] {
-    loop_->post([this, w] {
-      if (auto sink = w.lock()) stop_ring_recv(sink);
-    });
-  };
+  s->receiver = this;
   recv_sink_ = s;
   ring_recvs_.fetch_add(1, std::memory_order_relaxed);
   return true;
@@ -460,7 +459,7 @@ void Conn::ring_recv_done(size_t got) {
     in_.left -= got;
     if (in_.left == 0) sink_filled(*s);
     s->receiving = false;
-    s->stop = nullptr;
+    s->receiver = nullptr;
   }
   s->receiving_done.notify_all();
   if (rc < 0) {
@@ -479,7 +478,7 @@ void Conn::end_ring_recv() {
   {
     std::lock_guard<std::mutex> g(s->mu);
     s->receiving = false;
-    s->stop = nullptr;
+    s->receiver = nullptr;
   }
   s->receiving_done.notify_all();
 }

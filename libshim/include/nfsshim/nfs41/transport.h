@@ -25,11 +25,13 @@
 
 namespace nfsshim::nfs41 {
 
+class Conn;
+
 // Where a READ reply's data can go instead of into the reply record: the caller's buffer,
 // written straight from the socket (no copy), by the connection's loop thread (recvmsg) or
 // by the kernel (an io_uring recv the loop started). The record then ends without the
 // data (its XDR pad stays), and PLACED says it is in DST.
-struct ReadSink {
+struct ReadSink : std::enable_shared_from_this<ReadSink> {
   // True with the data's offset and length if the reply's first N bytes are exactly its
   // head up to the data (a READ that succeeded); false for anything else.
   using Locate = bool (*)(const uint8_t* rec, size_t n, uint32_t xid, size_t* at, size_t* len);
@@ -40,11 +42,11 @@ struct ReadSink {
   uint8_t* dst = nullptr;
   size_t cap = 0;
   size_t placed = 0;  // all of the data went to DST (set before the call completes)
-  // An io_uring recv into DST is in flight (set and cleared by the loop thread, under MU;
-  // DONE is signalled when it clears), and STOP asks the loop thread to cancel it.
+  // An io_uring recv into DST is in flight on RECEIVER (set and cleared by its loop thread,
+  // under MU; RECEIVING_DONE is signalled when it clears).
+  Conn* receiver = nullptr;
   bool receiving = false;
   std::condition_variable receiving_done;
-  std::function<void()> stop;
   // A caller giving up on the call before its reply: no byte is written to DST after this
   // returns (a recv in flight is cancelled and waited for).
   void detach();
@@ -72,8 +74,6 @@ struct Call {
   bool done_ = false;
 };
 using CallPtr = std::shared_ptr<Call>;
-
-class Conn;
 
 // One event-loop thread serving one or more connections (each connection's state is touched
 // by that thread only). The engine puts its nconnect sockets on loop_threads_for(nconnect) of
@@ -167,6 +167,7 @@ class Conn : public nfs::FdHandler {
   bool start_ring_recv(const std::shared_ptr<ReadSink>& s);  // S's mutex held
   void ring_recv_done(size_t got);
   void stop_ring_recv(const std::shared_ptr<ReadSink>& s);
+  friend struct ReadSink;  // detach() asks for stop_ring_recv on the loop thread
   void end_ring_recv();  // the socket is forgotten: the recv is over, its bytes do not count
   void after_input();    // completed records dispatched, the next READ's sink looked for
   void lose(const char* why);
