@@ -32,7 +32,8 @@ GLIBC_TUNABLES=$server_tunables ganesha_start "$work/state" "$export_dir" $port 
 # machine's CPUs, so their sum bounds the speed of every client (summary.awk: "ceiling").
 srv_pid=$(pgrep -f "^ganesha.nfsd -F -f $work/state/ganesha.conf" | head -1)
 [ -n "$srv_pid" ] || { echo "cannot find the ganesha.nfsd process" >&2; exit 1; }
-srv_cpu() { sed 's/.*) //' "/proc/$srv_pid/stat" | awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / t }'; }
+pid_cpu() { sed 's/.*) //' "/proc/$1/stat" | awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / t }'; }
+srv_cpu() { pid_cpu "$srv_pid"; }
 url="nfs://127.0.0.1/export?vers=3&nfsport=$port&mountport=$mnt"
 # The same export through the v4 pseudo fs (Pseudo = /export): same server, same files.
 url41="nfs://127.0.0.1/export?vers=4.1&nfsport=$port"
@@ -89,7 +90,10 @@ for rep in $(seq "$reps"); do
 done
 
 # Through the FUSE mount (nfsshim-fuse nfs://..., NFSv3 and NFSv4.1): dd of the same size, 1 MiB blocks, the
-# write ending with fsync (COMMIT). Best of the two repetitions like the rest.
+# write ending with fsync (COMMIT). Best of the two repetitions like the rest. Per phase the
+# client's CPU per GiB: the daemon's (/proc/PID/stat; its FUSE copies are its system time)
+# plus dd's (/usr/bin/time; the page cache copies on its side), the server's, and the
+# daemon's peak RSS (VmHWM) over the mount's life: summary.awk's mount ceilings.
 shim=$build/fusefs/nfsshim-fuse
 if [ -x "$shim" ]; then
   mnt=$work/mnt
@@ -104,11 +108,13 @@ if [ -x "$shim" ]; then
       spid=$!
       for i in $(seq 100); do grep -q " $mnt .* fuse.nfsshim-fuse " /proc/self/mountinfo && break; sleep 0.05; done
       warm_memory
-      t0=$(date +%s.%N)
-      dd if=/dev/zero of="$mnt/fuse.dat" bs=1M count="$size" conv=fsync status=none
-      t1=$(date +%s.%N)
-      dd if="$mnt/fuse.dat" of=/dev/null bs=1M status=none
-      t2=$(date +%s.%N)
+      d0=$(pid_cpu $spid) s0=$(srv_cpu) t0=$(date +%s.%N)
+      /usr/bin/time -f "%U %S" -o "$work/dd_w.time" dd if=/dev/zero of="$mnt/fuse.dat" bs=1M count="$size" conv=fsync status=none
+      t1=$(date +%s.%N) d1=$(pid_cpu $spid) s1=$(srv_cpu)
+      e1=$(pid_cpu $spid) r1=$(srv_cpu) u1=$(date +%s.%N)  # the read's start
+      /usr/bin/time -f "%U %S" -o "$work/dd_r.time" dd if="$mnt/fuse.dat" of=/dev/null bs=1M status=none
+      t2=$(date +%s.%N) d2=$(pid_cpu $spid) s2=$(srv_cpu)
+      hwm=$(awk '/^VmHWM:/ { print int($2 / 1024) }' "/proc/$spid/status")
       rm -f "$mnt/fuse.dat"
       fusermount3 -u "$mnt"
       # Another process that copied our mount namespace meanwhile (unshare -m) keeps the FUSE
@@ -116,9 +122,12 @@ if [ -x "$shim" ]; then
       for i in $(seq 50); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
       kill $spid 2>/dev/null || true
       wait $spid || true
-      awk -v a="$t0" -v b="$t1" -v c="$t2" -v s="$size" -v n="$1" -v io="$2" -v r="$rep" -v v="$vers" 'BEGIN {
-        printf "rep=%s phase=mount_write vers=%s io=%s nconnect=%s MiBps=%.1f\n", r, v, io, n, s / (b - a)
-        printf "rep=%s phase=mount_read vers=%s io=%s nconnect=%s MiBps=%.1f\n", r, v, io, n, s / (c - b) }' | tee -a "$out"
+      awk -v a="$t0" -v b="$t1" -v b2="$u1" -v c="$t2" -v s="$size" -v n="$1" -v io="$2" -v r="$rep" -v v="$vers" \
+          -v d0="$d0" -v d1="$d1" -v e1="$e1" -v d2="$d2" -v s0="$s0" -v s1="$s1" -v r1="$r1" -v s2="$s2" -v hwm="$hwm" \
+          -v ddw="$(tail -1 "$work/dd_w.time")" -v ddr="$(tail -1 "$work/dd_r.time")" 'BEGIN {
+        g = s / 1024; split(ddw, w, " "); split(ddr, q, " ")
+        printf "rep=%s phase=mount_write vers=%s io=%s nconnect=%s MiBps=%.1f daemon_cpu_s_per_GiB=%.3f app_cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f daemon_peak_rss_MiB=%d\n", r, v, io, n, s / (b - a), (d1 - d0) / g, (w[1] + w[2]) / g, (s1 - s0) / g, hwm
+        printf "rep=%s phase=mount_read vers=%s io=%s nconnect=%s MiBps=%.1f daemon_cpu_s_per_GiB=%.3f app_cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f daemon_peak_rss_MiB=%d\n", r, v, io, n, s / (c - b2), (d2 - e1) / g, (q[1] + q[2]) / g, (s2 - r1) / g, hwm }' | tee -a "$out"
     done
   done
 fi

@@ -8,7 +8,12 @@
 /phase=nfscp_write/ { v = kv($0, "MiBps") + 0; if (v > cpw) { cpw = v; cpwc = kv($0, "cpu_s_per_GiB"); cpwr = kv($0, "peak_rss_MiB"); cpws = kv($0, "server_cpu_s_per_GiB") } }
 /phase=nfscp_read/  { v = kv($0, "MiBps") + 0; if (v > cpr) { cpr = v; cprc = kv($0, "cpu_s_per_GiB"); cprr = kv($0, "peak_rss_MiB"); cprs = kv($0, "server_cpu_s_per_GiB") } }
 /phase=mount_/ { vers = kv($0, "vers"); if (vers == "") vers = "3"
-  k = kv($0, "phase") " v" vers " " kv($0, "io") " nconnect=" kv($0, "nconnect"); v = kv($0, "MiBps") + 0; if (v > mount[k]) mount[k] = v }
+  k = kv($0, "phase") " v" vers " " kv($0, "io") " nconnect=" kv($0, "nconnect"); v = kv($0, "MiBps") + 0
+  if (v > mount[k]) {
+    mount[k] = v; mnc[k] = kv($0, "nconnect") + 0; mdc[k] = kv($0, "daemon_cpu_s_per_GiB"); mac[k] = kv($0, "app_cpu_s_per_GiB")
+    msc[k] = kv($0, "server_cpu_s_per_GiB"); mrss[k] = kv($0, "daemon_peak_rss_MiB")
+  }
+}
 /phase=(write|read|rand4k) / {
   vers = kv($0, "vers"); if (vers == "") vers = "3"
   k = kv($0, "phase") " " vers " " kv($0, "io") " " kv($0, "nconnect")
@@ -21,11 +26,24 @@
   }
 }
 END {
+  # Client CPU through the mount: the daemon's plus dd's (the kernel's FUSE and page cache
+  # copies are in these two). Its ceiling like the engines': NCPU / (client + server).
   for (k in mount) {
-    k3 = k; sub(/ v4\.1 /, " v3 ", k3)
-    printf "through the mount: %-30s %6.0f MiB/s  x%.2f nfs-cp%s\n", k, mount[k], mount[k] / (k ~ /write/ ? cpw : cpr),
+    k3 = k; sub(/ v4\.1 /, " v3 ", k3); wr = (k ~ /write/)
+    printf "through the mount: %-30s %6.0f MiB/s  x%.2f nfs-cp%s", k, mount[k], mount[k] / (wr ? cpw : cpr),
            (k != k3 && (k3 in mount) && mount[k3] > 0) ? sprintf("  x%.2f v3", mount[k] / mount[k3]) : ""
+    if (mdc[k] == "") { printf "\n"; continue }
+    printf "  CPU s/GiB: daemon %.3f + dd %.3f, server %.3f; daemon peak RSS %d MiB\n", mdc[k], mac[k], msc[k], mrss[k]
+    kc = k; sub(/ (uring|epoll) nconnect=.*/, "", kc); both = mdc[k] + mac[k] + msc[k]
+    if (both > 0 && (!(kc in mleast) || both < mleast[kc])) { mleast[kc] = both; mleastk[kc] = k }
+    if (mnc[k] >= 4) { mgoal[wr]++; if (mount[k] / (wr ? cpw : cpr) >= (wr ? 2 : 1.5)) mgoalok[wr]++ }
   }
+  if (ncpu > 0) for (kc in mleast) {
+    k = mleastk[kc]; base = (kc ~ /write/) ? cpw : cpr
+    printf "ceiling %s: daemon %.3f + dd %.3f + server %.3f CPU s/GiB (%s, the least) on %d CPUs: at most %.0f MiB/s = x%.2f nfs-cp\n", kc, mdc[k], mac[k], msc[k], k, ncpu, ncpu * 1024 / mleast[kc], (base > 0 ? ncpu * 1024 / mleast[kc] / base : 0)
+  }
+  if (mgoal[0]) printf "goal mount reads >= 1.5x nfs-cp with nconnect >= 4: %d of %d lines\n", mgoalok[0], mgoal[0]
+  if (mgoal[1]) printf "goal mount writes >= 2x nfs-cp with nconnect >= 4: %d of %d lines\n", mgoalok[1], mgoal[1]
   printf "nfs-cp: write %.0f MiB/s (%s CPU s/GiB, server %s, %s MiB RSS), read %.0f MiB/s (%s CPU s/GiB, server %s, %s MiB RSS)\n", cpw, cpwc, cpws, cpwr, cpr, cprc, cprs, cprr
   printf "%-7s %-4s %-8s %3s %10s %8s %6s %9s %7s %8s %8s %7s %5s %7s  %s\n", "phase", "vers", "io", "nc", "MiB/s|op/s", "x nfscp", "x v3", "CPUs/GiB", "srvCPU", "sys/rpc", "loop/rpc", "RSS MiB", "slots", "rpcs", "rpcs per connection"
   split("write read rand4k", ph, " "); split("io_uring epoll", ios, " "); split("3 4.1", vs, " ")
