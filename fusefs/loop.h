@@ -13,8 +13,9 @@
 // thread ticks every STALL_US while requests come (it sleeps when they stop): if requests
 // are running, nobody reads and no request was taken for a whole tick, it wakes a parked
 // thread (or starts one, up to MAX_THREADS) to read the next requests. A request stuck in
-// the backing filesystem thus delays the others by at most about two ticks (nine while
-// another thread reads beside running requests: then it ticks 8 times slower). That is the Go
+// the backing filesystem thus delays the others by at most about two ticks after a quiet
+// time, eight amid a flow of quick requests (then it ticks 4 times slower), nine while
+// another thread reads beside running requests (8 times slower). That is the Go
 // runtime's answer to blocking system calls (sysmon hands the processor to another thread
 // after 20 us to 10 ms), applied to FUSE requests. A timer armed per request (timerfd) cost
 // 4 us per request on the test VM (~15% of a FUSE round trip); the tick costs one wake-up

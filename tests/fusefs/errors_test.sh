@@ -76,6 +76,37 @@ wait "$stuck" || fail "the stuck read failed after the backing filesystem contin
 unmount_shim "$T/mnt"
 pass "a hanging backing call blocks only its caller"
 
+# The same amid a flow of quick requests, when the loop's watchdog ticks slower (loop.cc:
+# kFlowTicks): a caller truncating a file in a loop (no fork per step, so its requests come
+# closer than a tick) keeps requests flowing while a read hangs in the stopped bindfs.
+# Both the caller and a stat beside it must still be served.
+echo slow2 >"$T/x/g"
+mount_shim "$T/back2" "$T/mnt"
+ls "$T/mnt/slow" >/dev/null || fail "ls slow (flow)"
+: >"$T/flow.count"  # one byte per step (appends: its size is never read half-written)
+(while :; do : >"$T/mnt/flow"; printf x >>"$T/flow.count"; done) &
+flow=$!
+trap 'kill "$flow" 2>/dev/null; kill -CONT "$bpid" 2>/dev/null; cleanup' EXIT
+sleep 0.3
+kill -STOP "$bpid"
+timeout 30 cat "$T/mnt/slow/g" >"$T/slow2.out" &
+stuck=$!
+sleep 0.5
+kill -0 "$stuck" 2>/dev/null || fail "the read through the stopped bindfs did not wait (flow)"
+c1=$(stat -c %s "$T/flow.count")
+timeout 10 stat "$T/mnt/file" >/dev/null || fail "amid a flow of requests, a request stuck in the backing filesystem blocked another one"
+sleep 0.3
+c2=$(stat -c %s "$T/flow.count")
+[ "$c2" -gt "$c1" ] || fail "the flow of requests stopped behind the stuck one ($c1 then $c2 steps)"
+kill "$flow"
+wait "$flow" 2>/dev/null || true
+kill -CONT "$bpid"
+wait "$stuck" || fail "the stuck read failed after the backing filesystem continued (flow)"
+[ "$(cat "$T/slow2.out")" = slow2 ] || fail "the stuck read returned '$(cat "$T/slow2.out")' (flow)"
+unmount_shim "$T/mnt"
+trap 'kill -CONT "$bpid" 2>/dev/null; cleanup' EXIT
+pass "amid a flow of requests, a hanging backing call blocks only its caller"
+
 # A LOOKUP stuck in the backing filesystem (the stopped bindfs's root, not yet known to the
 # kernel) keeps other names of the same directory from being looked up only where the kernel
 # serializes lookups per directory. Our own /dev/fuse io (libfuse >= 3.14, passthrough's)
