@@ -161,16 +161,6 @@ bool open_graveyard(Fs& fs, int source_fd, const struct stat& source_st, const C
   return true;
 }
 
-// Local filesystems whose inode numbers stay taken while we hold an O_PATH descriptor (and
-// whose close(2) reports nothing a FLUSH would carry): ext2/3/4, xfs, btrfs, tmpfs. Anything
-// else (NFS, FUSE, CIFS, ...) gets the careful path.
-bool local_fs_type(long type) {
-  switch (type) {
-    case 0xEF53: case 0x58465342: case 0x9123683E: case 0x01021994: return true;
-    default: return false;
-  }
-}
-
 // The daemon keeps one O_PATH descriptor per inode the kernel knows (fs.h): the usual soft
 // limit of 1024 would make the ~1000th file of a mount fail with EMFILE. Take the hard limit.
 void raise_fd_limit() {
