@@ -56,7 +56,6 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
   int rv = sys::fstatat(fd.get(), "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
   if (rv < 0) return rv;
   if (fs.hidden_inode(e->attr)) return -ENOENT;  // reached through another name (a bind mount)
-  fs.note_dev(e->attr.st_dev, fd.get());  // a filesystem mounted inside SOURCE: which kind
   // Our O_PATH descriptor keeps a local inode (and its number) alive, but on a FUSE or NFS
   // backing filesystem a deleted file's number can come back for a new file while we still
   // hold the old one: then the table entry is stale and must not be reused.
@@ -80,19 +79,10 @@ bool local_fs_type(long type) {
   }
 }
 
-void Fs::note_dev(dev_t dev, int fd) {
-  if (dev == source_dev) return;
-  {
-    std::lock_guard<std::mutex> lock(devs_mu);
-    for (const auto& d : other_devs)
-      if (d.first == dev) return;
-  }
+bool Fs::local_fs(const Inode& inode) const {
+  if (inode.key.dev == source_dev) return stable_inums;  // local and not NFS (main.cc)
   struct statfs sfs;
-  const bool local = ::fstatfs(fd, &sfs) == 0 && local_fs_type(sfs.f_type);
-  std::lock_guard<std::mutex> lock(devs_mu);
-  for (const auto& d : other_devs)
-    if (d.first == dev) return;
-  other_devs.emplace_back(dev, local);
+  return ::fstatfs(inode.fd.get(), &sfs) == 0 && local_fs_type(sfs.f_type);
 }
 
 int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int dirfd, const char* name) {

@@ -8,10 +8,7 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "inode_table.h"
 #include "nfsshim/graveyard.h"
@@ -36,10 +33,7 @@ struct Fs {
   // new descriptor and no check that the known one is still the same file.
   bool stable_inums = false;
   dev_t source_dev = 0;
-  // The same for the other filesystems mounted inside SOURCE, as their inodes are seen
-  // (note_dev): device -> stable inode numbers.
-  mutable std::mutex devs_mu;  // fs_devs_mu_2: a leaf, taken under Inode::mu (bury)
-  std::vector<std::pair<dev_t, bool>> other_devs;
+
   uid_t uid = 0;  // the daemon's own ids: new files get the caller's
   gid_t gid = 0;
 
@@ -47,17 +41,13 @@ struct Fs {
     return parent.key == graveyard_parent_key && graveyard_name == name;
   }
   bool hidden_inode(const struct stat& st) const { return key_of(st) == graveyard_key; }
-  // Whether KEY is on a local filesystem with stable inode numbers: SOURCE's own, or one
-  // mounted inside it that note_dev() has seen (unseen ones count as not stable).
-  bool stable(const InodeKey& key) const {
-    if (key.dev == source_dev) return stable_inums;
-    std::lock_guard<std::mutex> lock(devs_mu);
-    for (const auto& d : other_devs)
-      if (d.first == key.dev) return d.second;
-    return false;
-  }
-  // Records the kind of DEV's filesystem (a mount inside SOURCE) from FD, a descriptor on it.
-  void note_dev(dev_t dev, int fd);
+  // Whether KEY is on SOURCE's own filesystem and that one has stable inode numbers.
+  bool stable(const InodeKey& key) const { return stable_inums && key.dev == source_dev; }
+  // Whether INODE is on a local filesystem (local_fs_type): its close(2) reports nothing a
+  // FLUSH would carry, and it keeps an unlinked file unseen for a mapping. SOURCE's kind was
+  // seen at the start; a filesystem mounted inside SOURCE is asked through INODE's own
+  // descriptor each time (a device number alone could name another filesystem later).
+  bool local_fs(const Inode& inode) const;
 };
 
 // Local filesystems whose inode numbers stay taken while we hold an O_PATH descriptor (and

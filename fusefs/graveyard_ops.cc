@@ -53,10 +53,10 @@ int bury(Fs& fs, Inode& inode, int dirfd, const char* name) {
   std::lock_guard<std::mutex> lock(inode.mu);
   // Nothing open: a plain unlink, unless something we cannot count may hold the file and
   // SOURCE would then hide it beside its name (.nfs*, .fuse_hidden*): on NFS our own O_PATH
-  // descriptor (fs.h); on NFS or FUSE (no stable inode numbers) a passthrough mapping
+  // descriptor (fs.h); on NFS or FUSE (not a local filesystem) a passthrough mapping
   // (inode_table.h). Buried, it goes at once (settle), and any such rename happens in the
   // graveyard. A local filesystem keeps an unlinked file for its mapping unseen.
-  const bool unseen_holder = fs.backing_nfs || (inode.passthrough_seen && !fs.stable(inode.key));
+  const bool unseen_holder = fs.backing_nfs || (inode.passthrough_seen && !fs.local_fs(inode));
   if (inode.nopen == 0 && !unseen_holder) return 0;
   // Already buried through another hard link: this name is just one more link.
   if (!inode.grave_entry.empty()) return 0;

@@ -29,7 +29,7 @@ static void set_open_flags(const Fs& fs, const Inode& inode, fuse_file_info* fi)
 #if NFSSHIM_LIBFUSE_VERSION >= 311
   // flush only matters where close reports errors (NFS, FUSE): on a local filesystem the
   // kernel skips the FLUSH round trip at every close (one request fewer per create+close).
-  fi->noflush = fs.stable(inode.key);
+  fi->noflush = fs.local_fs(inode);
 #else
   (void)inode;
 #endif

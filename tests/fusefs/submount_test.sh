@@ -1,8 +1,8 @@
 #!/bin/bash
-# Filesystems mounted inside SOURCE get the path of their own kind (fs.h, Fs::note_dev):
-# a local one (tmpfs here) the local fast path, like SOURCE's own files: no FLUSH at close
-# (FOPEN_NOFLUSH) and a plain unlink of a closed file; a FUSE one (bindfs) the careful path:
-# a FLUSH at every close, whose error close(2) must report.
+# Filesystems mounted inside SOURCE are treated as their own kind (fs.h, Fs::local_fs): a
+# local one (tmpfs here) like SOURCE's own local files: no FLUSH at close (FOPEN_NOFLUSH)
+# and a plain unlink of a closed file; a FUSE one (bindfs) the careful way: a FLUSH at
+# every close, whose error close(2) must report.
 . "$(dirname "$0")/lib.sh"
 M=$T/mnt
 mkdir -p "$T/back/local" "$T/back/fuse" "$T/fusesrc" "$M"
