@@ -33,7 +33,6 @@ struct Fs {
   // new descriptor and no check that the known one is still the same file.
   bool stable_inums = false;
   dev_t source_dev = 0;
-
   uid_t uid = 0;  // the daemon's own ids: new files get the caller's
   gid_t gid = 0;
 
