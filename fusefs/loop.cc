@@ -43,6 +43,8 @@ struct Loop {
   unsigned parked = 0;   // threads waiting in parked_cv
   unsigned calls = 0;    // parked threads called to read that have not woken yet
   uint64_t started = 0;  // requests taken so far
+  int64_t tick_ns = 0;
+  bool long_seen = false;  // a request that ran a tick or longer ended since the last tick
   bool dog_asleep = false;
   bool stop = false;
   int error = 0;
@@ -160,10 +162,13 @@ void* worker(void* arg) {
       l.dog_cv.notify_one();
     }
     lock.unlock();
+    const int64_t begun = now_ns();
     fuse_session_process_buf(l.se, &buf);
-    if (l.spin_ns) pace.last_done = now_ns();
+    const int64_t done = now_ns();
+    if (l.spin_ns) pace.last_done = done;
     lock.lock();
     --l.busy;
+    if (done - begun >= l.tick_ns) l.long_seen = true;
     if (l.readers > 0) {
       // Another thread reads already: park, so that one thread stays the hot reader.
       ++l.parked;
@@ -184,9 +189,11 @@ void* worker(void* arg) {
 // taken since the last tick (so the running ones have taken a tick at least), adds a
 // reader. Sleeps after kIdleTicks ticks without requests; the next request wakes it.
 // The next tick comes later where no stall is near: kBesideTicks times while a thread
-// reads beside running requests (long NFS READs and WRITEs), kFlowTicks times while
-// requests flow (one was taken since the last tick). A request that stalls meanwhile gets
-// its reader that much later: within about 2 ticks after a quiet time, 8 amid a flow.
+// reads beside running requests (long NFS READs and WRITEs), kFlowTicks times while quick
+// requests flow (one was taken since the last tick, and none that ended took a tick or
+// more). A request that stalls meanwhile gets its reader that much later: within about 2
+// ticks after a quiet time or slow requests, 8 amid a flow of quick ones. Requests of a
+// tick or more (NFS round trips) keep the 1-tick pace, so that they overlap.
 void* watchdog(void* arg) {
   // One quiet tick is enough: each tick costs a timer wake-up (10-13 us of CPU on the test
   // VM), and 100 of them after every request made a caller with 450 requests/s cost the
@@ -222,7 +229,8 @@ void* watchdog(void* arg) {
       add_reader(l);
     }
     if (l.readers > 0 && l.busy > 0) ticks = kBesideTicks;
-    else ticks = l.started != last_started ? kFlowTicks : 1;
+    else ticks = l.started != last_started && !l.long_seen ? kFlowTicks : 1;
+    l.long_seen = false;
     last_started = l.started;
   }
   return nullptr;
@@ -254,6 +262,7 @@ int run_adaptive_loop(fuse_session* se, unsigned max_threads, unsigned stall_us,
   l.se = se;
   l.max_threads = std::max(1u, max_threads);
   l.tick = std::chrono::microseconds(std::min(std::max(10u, stall_us), 1000000u));
+  l.tick_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(l.tick).count();
   if (spin_us > 0) {
     int fd = fuse_session_fd(se);
     int flags = ::fcntl(fd, F_GETFL);

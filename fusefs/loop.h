@@ -14,7 +14,7 @@
 // are running, nobody reads and no request was taken for a whole tick, it wakes a parked
 // thread (or starts one, up to MAX_THREADS) to read the next requests. A request stuck in
 // the backing filesystem thus delays the others by at most about two ticks after a quiet
-// time, eight amid a flow of quick requests (then it ticks 4 times slower), nine while
+// time or slow requests, eight amid a flow of quick ones (then it ticks 4 times slower), nine while
 // another thread reads beside running requests (8 times slower). That is the Go
 // runtime's answer to blocking system calls (sysmon hands the processor to another thread
 // after 20 us to 10 ms), applied to FUSE requests. A timer armed per request (timerfd) cost
