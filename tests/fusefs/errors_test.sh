@@ -55,56 +55,53 @@ pass "allow_other/noallow_other: the last one wins"
 # only: the request loop adds a thread after stall_us and others are served (-s fails here).
 mkdir -p "$T/back2/slow" "$T/x"
 echo hi >"$T/back2/file"
-echo slow >"$T/x/f"
 mount_bindfs "$T/x" "$T/back2/slow"
 bpid=$(pgrep -f "^bindfs $T/x " | head -n 1)
 [ -n "$bpid" ] || fail "no bindfs process"
 trap 'kill -CONT "$bpid" 2>/dev/null; cleanup' EXIT
-mount_shim "$T/back2" "$T/mnt"
-# The kernel knows slow/ then: the stuck lookup inside it holds no lock of the root directory
-# (parallel lookups in one directory need our own /dev/fuse io; tested below).
-ls "$T/mnt/slow" >/dev/null || fail "ls slow"
-kill -STOP "$bpid"
-timeout 30 cat "$T/mnt/slow/f" >"$T/slow.out" &
-stuck=$!
-sleep 0.5
-kill -0 "$stuck" 2>/dev/null || fail "the read through the stopped bindfs did not wait"
-timeout 10 stat "$T/mnt/file" >/dev/null || fail "a request stuck in the backing filesystem blocked another one"
-kill -CONT "$bpid"
-wait "$stuck" || fail "the stuck read failed after the backing filesystem continued"
-[ "$(cat "$T/slow.out")" = slow ] || fail "the stuck read returned '$(cat "$T/slow.out")'"
-unmount_shim "$T/mnt"
+flow=
+# hanging_read FILE CONTENT [flow]: a read of slow/FILE hangs in the stopped bindfs; a stat
+# beside it must be answered. With flow, a caller truncating a file in a loop (no fork per
+# step, so its requests come closer than a tick) keeps requests flowing meanwhile, when the
+# loop's watchdog ticks slower (loop.cc: kFlowTicks); its requests must be served too.
+hanging_read() {
+  local file=$1 want=$2 tag= amid= stuck c1 c2
+  [ "${3:-}" = flow ] && tag=" (flow)" amid="amid a flow of requests, "
+  echo "$want" >"$T/x/$file"
+  mount_shim "$T/back2" "$T/mnt"
+  # The kernel knows slow/ then: the stuck lookup inside it holds no lock of the root
+  # directory (parallel lookups in one directory need our own /dev/fuse io; tested below).
+  ls "$T/mnt/slow" >/dev/null || fail "ls slow$tag"
+  if [ -n "$tag" ]; then
+    : >"$T/flow.count"  # one byte per step (appends: its size is never read half-written)
+    (while :; do : >"$T/mnt/flow"; printf x >>"$T/flow.count"; done) &
+    flow=$!
+    trap 'kill "$flow" 2>/dev/null; kill -CONT "$bpid" 2>/dev/null; cleanup' EXIT
+    sleep 0.3
+  fi
+  kill -STOP "$bpid"
+  timeout 30 cat "$T/mnt/slow/$file" >"$T/$file.out" &
+  stuck=$!
+  sleep 0.5
+  kill -0 "$stuck" 2>/dev/null || fail "the read through the stopped bindfs did not wait$tag"
+  [ -n "$tag" ] && c1=$(stat -c %s "$T/flow.count")
+  timeout 10 stat "$T/mnt/file" >/dev/null || fail "${amid}a request stuck in the backing filesystem blocked another one"
+  if [ -n "$tag" ]; then
+    sleep 0.3
+    c2=$(stat -c %s "$T/flow.count")
+    [ "$c2" -gt "$c1" ] || fail "the flow of requests stopped behind the stuck one ($c1 then $c2 steps)"
+    kill "$flow"
+    wait "$flow" 2>/dev/null || true
+    trap 'kill -CONT "$bpid" 2>/dev/null; cleanup' EXIT
+  fi
+  kill -CONT "$bpid"
+  wait "$stuck" || fail "the stuck read failed after the backing filesystem continued$tag"
+  [ "$(cat "$T/$file.out")" = "$want" ] || fail "the stuck read returned '$(cat "$T/$file.out")'$tag"
+  unmount_shim "$T/mnt"
+}
+hanging_read f slow
 pass "a hanging backing call blocks only its caller"
-
-# The same amid a flow of quick requests, when the loop's watchdog ticks slower (loop.cc:
-# kFlowTicks): a caller truncating a file in a loop (no fork per step, so its requests come
-# closer than a tick) keeps requests flowing while a read hangs in the stopped bindfs.
-# Both the caller and a stat beside it must still be served.
-echo slow2 >"$T/x/g"
-mount_shim "$T/back2" "$T/mnt"
-ls "$T/mnt/slow" >/dev/null || fail "ls slow (flow)"
-: >"$T/flow.count"  # one byte per step (appends: its size is never read half-written)
-(while :; do : >"$T/mnt/flow"; printf x >>"$T/flow.count"; done) &
-flow=$!
-trap 'kill "$flow" 2>/dev/null; kill -CONT "$bpid" 2>/dev/null; cleanup' EXIT
-sleep 0.3
-kill -STOP "$bpid"
-timeout 30 cat "$T/mnt/slow/g" >"$T/slow2.out" &
-stuck=$!
-sleep 0.5
-kill -0 "$stuck" 2>/dev/null || fail "the read through the stopped bindfs did not wait (flow)"
-c1=$(stat -c %s "$T/flow.count")
-timeout 10 stat "$T/mnt/file" >/dev/null || fail "amid a flow of requests, a request stuck in the backing filesystem blocked another one"
-sleep 0.3
-c2=$(stat -c %s "$T/flow.count")
-[ "$c2" -gt "$c1" ] || fail "the flow of requests stopped behind the stuck one ($c1 then $c2 steps)"
-kill "$flow"
-wait "$flow" 2>/dev/null || true
-kill -CONT "$bpid"
-wait "$stuck" || fail "the stuck read failed after the backing filesystem continued (flow)"
-[ "$(cat "$T/slow2.out")" = slow2 ] || fail "the stuck read returned '$(cat "$T/slow2.out")' (flow)"
-unmount_shim "$T/mnt"
-trap 'kill -CONT "$bpid" 2>/dev/null; cleanup' EXIT
+hanging_read g slow2 flow
 pass "amid a flow of requests, a hanging backing call blocks only its caller"
 
 # A LOOKUP stuck in the backing filesystem (the stopped bindfs's root, not yet known to the
