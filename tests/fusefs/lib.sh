@@ -39,11 +39,13 @@ wait_mounted() {  # MNT TYPE
 }
 
 # mount_shim SRC MNT [args...]: runs the daemon in the foreground (in the background of this
-# shell, so the test knows its pid: SHIM_PID) and waits for the mount.
+# shell, so the test knows its pid: SHIM_PID) and waits for the mount. SHIM_DEBUG_OUT=FILE:
+# with libfuse's -d lines (one per request) in FILE.
 mount_shim() {
   local src=$1 mnt=$2
   shift 2
-  $SHIM "$src" "$mnt" -f -o log=file:"$T/shim.log" ${FUSEFS_OPTS:+-o "$FUSEFS_OPTS"} "$@" &
+  local cmd=($SHIM "$src" "$mnt" -f -o log=file:"$T/shim.log" ${FUSEFS_OPTS:+-o "$FUSEFS_OPTS"} "$@")
+  if [ -n "${SHIM_DEBUG_OUT:-}" ]; then "${cmd[@]}" -d 2>"$SHIM_DEBUG_OUT" & else "${cmd[@]}" & fi
   SHIM_PID=$!
   PIDS+=("$SHIM_PID")
   MOUNTS+=("$mnt")

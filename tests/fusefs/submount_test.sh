@@ -10,12 +10,7 @@ mount -t tmpfs nfsshim-submount "$T/back/local" || fail "mount tmpfs"
 trap 'fusermount3 -u -z "$M" 2>/dev/null; umount -l "$T/back/local" 2>/dev/null; cleanup' EXIT
 mount_bindfs "$T/fusesrc" "$T/back/fuse"
 
-# The daemon with libfuse's -d lines (one per request) in $T/d.
-$SHIM "$T/back" "$M" -f -d -o log=file:"$T/shim.log" ${FUSEFS_OPTS:+-o "$FUSEFS_OPTS"} 2>"$T/d" &
-SHIM_PID=$!
-PIDS+=("$SHIM_PID")
-MOUNTS+=("$M")
-wait_mounted "$M" fuse.nfsshim-fuse
+SHIM_DEBUG_OUT=$T/d mount_shim "$T/back" "$M"
 flushes() { grep -c "opcode: FLUSH " "$T/d"; }
 
 # A FLUSH is a synchronous request: its line is written before close(2) returns.
