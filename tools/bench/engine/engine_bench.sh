@@ -110,8 +110,7 @@ if [ -x "$shim" ]; then
       warm_memory
       d0=$(pid_cpu $spid) s0=$(srv_cpu) t0=$(date +%s.%N)
       /usr/bin/time -f "%U %S" -o "$work/dd_w.time" dd if=/dev/zero of="$mnt/fuse.dat" bs=1M count="$size" conv=fsync status=none
-      t1=$(date +%s.%N) d1=$(pid_cpu $spid) s1=$(srv_cpu)
-      e1=$(pid_cpu $spid) r1=$(srv_cpu) u1=$(date +%s.%N)  # the read's start
+      t1=$(date +%s.%N) d1=$(pid_cpu $spid) s1=$(srv_cpu) u1=$(date +%s.%N)  # u1: the read's start
       /usr/bin/time -f "%U %S" -o "$work/dd_r.time" dd if="$mnt/fuse.dat" of=/dev/null bs=1M status=none
       t2=$(date +%s.%N) d2=$(pid_cpu $spid) s2=$(srv_cpu)
       hwm=$(awk '/^VmHWM:/ { print int($2 / 1024) }' "/proc/$spid/status")
@@ -123,11 +122,11 @@ if [ -x "$shim" ]; then
       kill $spid 2>/dev/null || true
       wait $spid || true
       awk -v a="$t0" -v b="$t1" -v b2="$u1" -v c="$t2" -v s="$size" -v n="$1" -v io="$2" -v r="$rep" -v v="$vers" \
-          -v d0="$d0" -v d1="$d1" -v e1="$e1" -v d2="$d2" -v s0="$s0" -v s1="$s1" -v r1="$r1" -v s2="$s2" -v hwm="$hwm" \
+          -v d0="$d0" -v d1="$d1" -v d2="$d2" -v s0="$s0" -v s1="$s1" -v s2="$s2" -v hwm="$hwm" \
           -v ddw="$(tail -1 "$work/dd_w.time")" -v ddr="$(tail -1 "$work/dd_r.time")" 'BEGIN {
         g = s / 1024; split(ddw, w, " "); split(ddr, q, " ")
         printf "rep=%s phase=mount_write vers=%s io=%s nconnect=%s MiBps=%.1f daemon_cpu_s_per_GiB=%.3f app_cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f daemon_peak_rss_MiB=%d\n", r, v, io, n, s / (b - a), (d1 - d0) / g, (w[1] + w[2]) / g, (s1 - s0) / g, hwm
-        printf "rep=%s phase=mount_read vers=%s io=%s nconnect=%s MiBps=%.1f daemon_cpu_s_per_GiB=%.3f app_cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f daemon_peak_rss_MiB=%d\n", r, v, io, n, s / (c - b2), (d2 - e1) / g, (q[1] + q[2]) / g, (s2 - r1) / g, hwm }' | tee -a "$out"
+        printf "rep=%s phase=mount_read vers=%s io=%s nconnect=%s MiBps=%.1f daemon_cpu_s_per_GiB=%.3f app_cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f daemon_peak_rss_MiB=%d\n", r, v, io, n, s / (c - b2), (d2 - d1) / g, (q[1] + q[2]) / g, (s2 - s1) / g, hwm }' | tee -a "$out"
     done
   done
 fi
