@@ -44,6 +44,7 @@ struct RawOptions {
   double attr_timeout;
   double negative_timeout;
   int keep_cache;
+  int drop_backing_cache;
   int writeback;
   int passthrough;
   int nosplice;
@@ -72,6 +73,8 @@ const struct fuse_opt kSpec[] = {
     RAW_OPT("negative_timeout=%lf", negative_timeout, 0),
     RAW_OPT("keep_cache", keep_cache, 1),
     RAW_OPT("nokeep_cache", keep_cache, 0),
+    RAW_OPT("drop_backing_cache", drop_backing_cache, 1),
+    RAW_OPT("nodrop_backing_cache", drop_backing_cache, 0),
     RAW_OPT("writeback", writeback, 1),
     RAW_OPT("nowriteback", writeback, 0),
     RAW_OPT("passthrough", passthrough, 1),
@@ -183,6 +186,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   raw.attr_timeout = opts->attr_timeout;
   raw.negative_timeout = opts->negative_timeout;
   raw.keep_cache = opts->keep_cache;
+  raw.drop_backing_cache = opts->drop_backing_cache;
   raw.writeback = opts->writeback;
   raw.passthrough = -1;  // neither word given
   raw.nosplice = !opts->splice;
@@ -208,6 +212,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   opts->attr_timeout = raw.attr_timeout;
   opts->negative_timeout = raw.negative_timeout;
   opts->keep_cache = raw.keep_cache != 0;
+  opts->drop_backing_cache = raw.drop_backing_cache != 0;
   opts->writeback = raw.writeback != 0;
   if (raw.passthrough >= 0) {
     opts->passthrough = raw.passthrough == 1;
@@ -288,7 +293,9 @@ void print_usage(const char* prog) {
       "    -o negative_timeout=SECS  cache of missing names (default 0)\n"
       "    -o keep_cache             keep file data cached across opens (default off)\n"
       "    -o writeback              kernel writeback cache (default off)\n"
-      "                              (these three: no effect with an nfs:// SOURCE)\n"
+      "    -o drop_backing_cache     data cached once: drop SOURCE's copy of what the mount's\n"
+      "                              page cache holds (classic path; default off)\n"
+      "                              (these four: no effect with an nfs:// SOURCE)\n"
       "    -o passthrough            reads and writes of open files bypass the daemon where the\n"
       "                              kernel offers it (Linux 6.9, daemon as root; default on,\n"
       "                              a warning where it cannot work; also lets lookups in one\n"

@@ -29,6 +29,9 @@ struct Options {
   double attr_timeout = 1.0;
   double negative_timeout = 0.0;
   bool keep_cache = false;  // keep page cache across opens (only if nobody else writes)
+  // Drop the backing file's page cache copy of data our mount's page cache holds
+  // (backing_cache.h): the classic path keeps every byte cached twice otherwise.
+  bool drop_backing_cache = false;
   bool writeback = false;   // kernel writeback cache (writes reach SOURCE later; off for NFS)
   // Kernel passthrough (passthrough.h): data I/O of open files bypasses the daemon where the
   // kernel offers it (Linux 6.9) and the daemon runs as root; not with writeback. On by

@@ -43,6 +43,7 @@ void warn_local_only_options(const Options& opts) {
   // write_behind_kb, is the nfs:// path's own).
   add(opts.writeback, "writeback");
   add(opts.keep_cache, "keep_cache");
+  add(opts.drop_backing_cache, "drop_backing_cache");  // no backing page cache
   add(opts.negative_timeout > 0, "negative_timeout");  // a missing name is asked again
   if (!unused.empty())
     SHIM_LOG_WARN("-o {}: no effect with an nfs:// SOURCE (they are for a local SOURCE)", unused);

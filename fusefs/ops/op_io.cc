@@ -6,19 +6,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
+#include "backing_cache.h"
 #include "fs.h"
 #include "ops/ops.h"
 
 namespace nfsshim::fuse::ops {
-
-void read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
-  buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-  buf.buf[0].fd = static_cast<int>(fi->fh);
-  buf.buf[0].pos = off;
-  fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
-}
 
 namespace {
 
@@ -44,7 +38,31 @@ ssize_t pwrite_aligned(int fd, const char* data, size_t len, off_t off) {
   return n < 0 ? -errno : n;
 }
 
+// -o drop_backing_cache: the data is copied out first and the backing pages dropped before
+// the reply, while FD is surely ours: once the reply is out the file may be released and
+// its descriptor number reused. Spliced, the pages would still be in the pipe (in use, so
+// not dropped) until the reply.
+void read_then_drop(fuse_req_t req, int fd, size_t size, off_t off) {
+  thread_local std::vector<char> buf;
+  if (buf.size() < size) buf.resize(size);
+  ssize_t n = ::pread(fd, buf.data(), size, off);
+  if (n < 0) return (void)fuse_reply_err(req, errno);
+  drop_read(fd, off, static_cast<size_t>(n));
+  fuse_reply_buf(req, buf.data(), static_cast<size_t>(n));
+}
+
 }  // namespace
+
+void read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  const int fd = static_cast<int>(fi->fh);
+  if (fs_of(req).opts.drop_backing_cache && !(fi->flags & O_DIRECT))
+    return read_then_drop(req, fd, size, off);
+  fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+  buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+  buf.buf[0].fd = fd;
+  buf.buf[0].pos = off;
+  fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
 
 void write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_file_info* fi) {
   const bool piped = in->buf[0].flags & FUSE_BUF_IS_FD;
@@ -60,6 +78,7 @@ void write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_file
   if (n == -EINVAL && !piped && in->count == 1)
     n = pwrite_aligned(fd, static_cast<const char*>(in->buf[0].mem) + in->off, fuse_buf_size(in), off);
   if (n < 0) return (void)fuse_reply_err(req, static_cast<int>(-n));
+  if (fs_of(req).opts.drop_backing_cache) drop_written(fd, off, static_cast<size_t>(n));
   fuse_reply_write(req, static_cast<size_t>(n));
 }
 

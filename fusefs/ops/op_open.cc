@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "backing_cache.h"
 #include "fs.h"
 #include "nfsshim/log.h"
 #include "ops/ops.h"
@@ -156,7 +157,9 @@ void flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 
 void fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
   int fd = static_cast<int>(fi->fh);
-  reply_status(req, neg(datasync ? ::fdatasync(fd) : ::fsync(fd)));
+  int rv = static_cast<int>(neg(datasync ? ::fdatasync(fd) : ::fsync(fd)));
+  if (rv == 0 && fs_of(req).opts.drop_backing_cache) drop_synced(fd);  // all clean now
+  reply_status(req, rv);
 }
 
 void release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {

@@ -496,10 +496,10 @@ bad-urls)
   expect_refused "nfs://127.0.0.1/export?vers=3&nfsport=$closed&mountport=$mnt_port" "cannot connect to the NFS service"
   expect_refused "nfs://127.0.0.1/no_such_export?vers=3&nfsport=$port&mountport=$mnt_port" "no_such_export"
   # Options only a local SOURCE uses: mounted all the same, and named in a warning.
-  mount_debug "writeback,keep_cache,negative_timeout=5,entry_timeout=2"
+  mount_debug "writeback,keep_cache,drop_backing_cache,negative_timeout=5,entry_timeout=2"
   stop_mount "$mnt" "$debug_pid"
-  grep -q "warning: -o writeback, keep_cache, negative_timeout: no effect with an nfs:// SOURCE" "$work/shim.log" ||
-    fail "no warning naming writeback, keep_cache and negative_timeout: $(grep -E 'warn|mounted' "$work/shim.log")"
+  grep -q "warning: -o writeback, keep_cache, drop_backing_cache, negative_timeout: no effect with an nfs:// SOURCE" "$work/shim.log" ||
+    fail "no warning naming writeback, keep_cache, drop_backing_cache and negative_timeout: $(grep -E 'warn|mounted' "$work/shim.log")"
   echo "ok: $(grep -o 'warning: -o .*' "$work/shim.log")"
   pass "bad URLs and servers refused before mounting; local-only options named"
   ;;
