@@ -7,7 +7,9 @@
 # Prints each engine_bench line, then ratios: engine MiB/s / nfs-cp MiB/s (same server,
 # same run), v4.1 / v3, io_uring vs epoll syscalls per RPC, and v4.1's peak slots in use.
 # ENGINE_BENCH_REPS (default 2): repetitions, the best counts. Needs root (namespaces for
-# ganesha).
+# ganesha). fs.pipe-max-size is raised to 2 MiB for the run (restored at exit) so that the
+# mounted daemon takes WRITE data through a pipe, as a root daemon started by systemd does
+# (CAP_SYS_RESOURCE, which root in a container may lack); ENGINE_BENCH_PIPES=asis keeps it.
 set -euo pipefail
 build=$(readlink -f "${1:?usage: engine_bench.sh BUILD_DIR [SIZE_MIB]}")
 size=${2:-1024}
@@ -24,8 +26,17 @@ work=$(mktemp -d /tmp/nfsshim-engine-bench.XXXXXX)
 shm_dst=/dev/shm/nfsshim-engine-bench.$$
 if [ "$export_on" = ram ]; then export_dir=$(mktemp -d /dev/shm/nfsshim-engine-bench-export.XXXXXX)
 else export_dir=$work/export; fi
-cleanup() { ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"; rm -f "$shm_dst" "$shm_dst.warm"; bench_tracefs_down; }
+pipe_file=/proc/sys/fs/pipe-max-size pipe_was=
+cleanup() {
+  ganesha_stop "$work/state"; rm -rf "$work" "$export_dir"; rm -f "$shm_dst" "$shm_dst.warm"; bench_tracefs_down
+  if [ -n "$pipe_was" ]; then echo "$pipe_was" >"$pipe_file"; fi
+}
 trap cleanup EXIT
+if [ "${ENGINE_BENCH_PIPES:-raise}" != asis ] && [ "$(cat "$pipe_file")" -lt $((2 << 20)) ]; then
+  pipe_was=$(cat "$pipe_file")
+  echo $((2 << 20)) >"$pipe_file" || { echo "cannot raise $pipe_file (ENGINE_BENCH_PIPES=asis runs without)" >&2; exit 1; }
+fi
+echo "fs.pipe-max-size: $(cat "$pipe_file")${pipe_was:+ (raised from $pipe_was for this run)}"
 bench_tracefs_up
 GLIBC_TUNABLES=$server_tunables ganesha_start "$work/state" "$export_dir" $port $mnt VFS
 # The server's CPU per GiB beside the client's: on this loopback test bed both share the
@@ -121,11 +132,13 @@ if [ -x "$shim" ]; then
       for i in $(seq 50); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
       kill $spid 2>/dev/null || true
       wait $spid || true
+      # The daemon's unmount line: how many WRITEs came with their data through a pipe.
+      piped=$(grep -o 'writes with their data through a pipe (splice): [0-9]*' "$work/shim.log" | tail -n 1 | awk '{ print $NF }')
       awk -v a="$t0" -v b="$t1" -v b2="$u1" -v c="$t2" -v s="$size" -v n="$1" -v io="$2" -v r="$rep" -v v="$vers" \
-          -v d0="$d0" -v d1="$d1" -v d2="$d2" -v s0="$s0" -v s1="$s1" -v s2="$s2" -v hwm="$hwm" \
+          -v d0="$d0" -v d1="$d1" -v d2="$d2" -v s0="$s0" -v s1="$s1" -v s2="$s2" -v hwm="$hwm" -v piped="${piped:-?}" \
           -v ddw="$(tail -1 "$work/dd_w.time")" -v ddr="$(tail -1 "$work/dd_r.time")" 'BEGIN {
         g = s / 1024; split(ddw, w, " "); split(ddr, q, " ")
-        printf "rep=%s phase=mount_write vers=%s io=%s nconnect=%s MiBps=%.1f daemon_cpu_s_per_GiB=%.3f app_cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f daemon_peak_rss_MiB=%d\n", r, v, io, n, s / (b - a), (d1 - d0) / g, (w[1] + w[2]) / g, (s1 - s0) / g, hwm
+        printf "rep=%s phase=mount_write vers=%s io=%s nconnect=%s MiBps=%.1f daemon_cpu_s_per_GiB=%.3f app_cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f daemon_peak_rss_MiB=%d piped_writes=%s\n", r, v, io, n, s / (b - a), (d1 - d0) / g, (w[1] + w[2]) / g, (s1 - s0) / g, hwm, piped
         printf "rep=%s phase=mount_read vers=%s io=%s nconnect=%s MiBps=%.1f daemon_cpu_s_per_GiB=%.3f app_cpu_s_per_GiB=%.3f server_cpu_s_per_GiB=%.3f daemon_peak_rss_MiB=%d\n", r, v, io, n, s / (c - b2), (d2 - d1) / g, (q[1] + q[2]) / g, (s2 - s1) / g, hwm }' | tee -a "$out"
     done
   done
