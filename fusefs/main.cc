@@ -249,8 +249,8 @@ int run(int argc, char** argv) {
                 "drop_backing_cache {}, writeback {}, passthrough {}, parallel lookups {})",
                 fs.opts.source, fs.opts.mountpoint, fs.backing_nfs ? "NFS" : "not NFS",
                 fs.opts.entry_timeout, fs.opts.attr_timeout, fs.opts.keep_cache ? "on" : "off",
-                fs.opts.drop_backing_cache ? "on" : "off", fs.opts.writeback ? "on" : "off", passthrough::active() ? "on" : "off",
-                passthrough::parallel_dirops() ? "on" : "off");
+                fs.opts.drop_backing_cache ? "on" : "off", fs.opts.writeback ? "on" : "off",
+                passthrough::active() ? "on" : "off", passthrough::parallel_dirops() ? "on" : "off");
 
   // The mount exists now: detach (the parent exits 0 once the child is ready).
   if (fuse_daemonize(fs.opts.foreground) != 0) {

@@ -65,8 +65,9 @@ void read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi
 }
 
 void write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_file_info* fi) {
+  Fs& fs = fs_of(req);
   const bool piped = in->buf[0].flags & FUSE_BUF_IS_FD;
-  if (piped) fs_of(req).piped_writes.fetch_add(1, std::memory_order_relaxed);
+  if (piped) fs.piped_writes.fetch_add(1, std::memory_order_relaxed);
   const int fd = static_cast<int>(fi->fh);
   fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
   out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
@@ -78,7 +79,7 @@ void write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t off, fuse_file
   if (n == -EINVAL && !piped && in->count == 1)
     n = pwrite_aligned(fd, static_cast<const char*>(in->buf[0].mem) + in->off, fuse_buf_size(in), off);
   if (n < 0) return (void)fuse_reply_err(req, static_cast<int>(-n));
-  if (fs_of(req).opts.drop_backing_cache) drop_written(fd, off, static_cast<size_t>(n));
+  if (fs.opts.drop_backing_cache) drop_written(fd, off, static_cast<size_t>(n));
   fuse_reply_write(req, static_cast<size_t>(n));
 }
 
