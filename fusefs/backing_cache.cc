@@ -25,10 +25,9 @@ void drop(int fd, off_t off, off_t len) {
 
 // From the start of the largest folio OFF may lie in: a page cache folio goes only when the
 // range covers all of it, and readahead fills the cache with folios of up to 2 MiB (Linux
-// 6.x; 4 KiB pages on RHEL 8), so the exact range of a 1 MiB READ dropped little on ext4
-// (reading 256 MiB of a 273 MiB file through the mount left 260 MiB of it cached; of a
-// 64 MiB file read ahead from disk, 34 to 51 MiB: in the run mapped, the last 34, once
-// readahead's window had grown).
+// 6.x; 4 KiB pages on RHEL 8), so the exact range of a 1 MiB READ dropped little on ext4:
+// 256 MiB of a 273 MiB file read through the mount left 260 cached; of 64 MiB read ahead
+// from disk, 34 to 51 stayed (mapped: the part past where readahead's window had grown).
 void drop_read(int fd, off_t off, size_t len) {
   if (len == 0) return;
   const off_t from = off / kFolioMax * kFolioMax;

@@ -21,10 +21,9 @@ for opt in nodrop_backing_cache drop_backing_cache; do
     fail "the mount log line does not show $opt: $(grep "mounted $B" "$T/shim.log")"
 
   # Reads: the backing file cached first, then read through the mount, which has not cached
-  # it yet. Cached as the NFS client caches data it read: clean (DONTNEED drops only clean
-  # pages; read through the mount right after cp, 39 to 52 MiB of 64 stayed, dirty), and by
-  # readahead from the disk, whose folios grow to 2 MiB (drop_read's reason: there the exact
-  # range of each READ left 34 MiB of 64; of cp's pages it left 0 to 4).
+  # it yet. Cached as the NFS client holds data it read: clean (DONTNEED drops only clean
+  # pages: right after cp, 39 to 52 MiB of 64 stayed) and by readahead from the disk, whose
+  # folios grow to 2 MiB (drop_read's reason: exact READ ranges left 34 to 51 MiB here).
   rm -f "$B/r" "$B/w"
   cp "$T/data" "$B/r" && sync "$B/r" && dd if="$B/r" iflag=nocache count=0 status=none &&
     [ "$(mib "$B/r")" -eq 0 ] || fail "$opt: could not write the backing file and drop its pages"
