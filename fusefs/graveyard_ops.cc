@@ -87,10 +87,17 @@ int unbury(Fs& fs, Inode& inode, int dirfd, const char* name) {
   std::lock_guard<std::mutex> lock(inode.mu);
   if (inode.grave_entry.empty()) return 0;
   int rv = fs.graveyard->restore(inode.grave_entry, dirfd, name);
-  if (rv < 0) {
+  if (rv == -EEXIST) {
     // A new file took the name meanwhile: the old one stays buried, as if replaced.
-    SHIM_LOG_WARN("[ino {}] cannot put '{}' back from the graveyard: {}", inode.key.ino, name,
-                  std::strerror(-rv));
+    SHIM_LOG_WARN("[ino {}] cannot put '{}' back from the graveyard: it was created meanwhile",
+                  inode.key.ino, name);
+    return rv;
+  }
+  if (rv < 0) {
+    // Never remove a file the application did not delete: leave it there, named.
+    SHIM_LOG_ERROR("[ino {}] cannot put '{}' back from the graveyard ({}): it stays there as '{}'",
+                   inode.key.ino, name, std::strerror(-rv), inode.grave_entry);
+    inode.grave_entry.clear();
     return rv;
   }
   inode.grave_entry.clear();

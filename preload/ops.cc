@@ -129,12 +129,16 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   rv = sys::renameat(olddir, oldpath, newdir, newpath);
   if (rv < 0) {
     int rr = grave->restore(entry, newdir, newpath);
-    if (rr < 0) {
-      // The old target cannot go back (a new file took its name meanwhile): keep it
-      // in the graveyard as if it had been renamed over, which is what happened.
-      SHIM_LOG_WARN("rename failed ({}) and '{}' could not be restored: {}", std::strerror(-rv),
-                    newpath, std::strerror(-rr));
+    if (rr == -EEXIST) {
+      // A new file took the old target's name meanwhile: keep the old one in the
+      // graveyard as if it had been renamed over, which is what happened.
+      SHIM_LOG_WARN("rename failed ({}) and '{}' was created meanwhile: the old file stays buried",
+                    std::strerror(-rv), newpath);
       reg.add(key, grave, entry, scan_refs({key})[0]);
+    } else if (rr < 0) {
+      // Never remove a file the application did not delete: leave it where it is, named.
+      SHIM_LOG_ERROR("rename failed ({}) and '{}' could not be put back ({}): it is in the graveyard as '{}'",
+                     std::strerror(-rv), newpath, std::strerror(-rr), entry);
     }
     return rv;
   }

@@ -32,6 +32,9 @@ inline int unlinkat(int dirfd, const char* path, int flags) {
 inline int renameat(int olddir, const char* oldp, int newdir, const char* newp) {
   return static_cast<int>(ret(::syscall(SYS_renameat, olddir, oldp, newdir, newp)));
 }
+inline int renameat2(int olddir, const char* oldp, int newdir, const char* newp, unsigned flags) {
+  return static_cast<int>(ret(::syscall(SYS_renameat2, olddir, oldp, newdir, newp, flags)));
+}
 inline int linkat(int olddir, const char* oldp, int newdir, const char* newp, int flags) {
   return static_cast<int>(ret(::syscall(SYS_linkat, olddir, oldp, newdir, newp, flags)));
 }

@@ -4,9 +4,14 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "nfsshim/sys.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)  // glibc < 2.28 headers
+#endif
 
 namespace nfsshim {
 
@@ -98,9 +103,20 @@ int Graveyard::restore(const std::string& entry, int dirfd, const char* path) {
   // link + unlink instead of rename: link fails with EEXIST rather than replace a file
   // created meanwhile under the old name (renameat2's NOREPLACE is not on NFS).
   int rv = sys::linkat(fd_, entry.c_str(), dirfd, path, 0);
-  if (rv < 0) return rv;
-  sys::unlinkat(fd_, entry.c_str(), 0);
-  return 0;
+  if (rv == 0) {
+    sys::unlinkat(fd_, entry.c_str(), 0);
+    return 0;
+  }
+  if (rv == -EEXIST) return rv;
+  // No link (fs.protected_hardlinks and a file the caller does not own, a filesystem
+  // without hard links): the file must still go back, so rename it, never over a name
+  // taken meanwhile: NOREPLACE where the filesystem has it, else only if the name is free
+  // (a file created in the instant between the check and the rename would be replaced).
+  rv = sys::renameat2(fd_, entry.c_str(), dirfd, path, RENAME_NOREPLACE);
+  if (rv != -EINVAL && rv != -ENOSYS) return rv;
+  struct stat st;
+  if (sys::fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0) return -EEXIST;
+  return sys::renameat(fd_, entry.c_str(), dirfd, path);
 }
 
 std::vector<std::string> Graveyard::list() const {
