@@ -85,7 +85,7 @@ bool Fs::local_fs(const Inode& inode) const {
   return ::fstatfs(inode.fd.get(), &sfs) == 0 && local_fs_type(sfs.f_type);
 }
 
-int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int dirfd, const char* name) {
+int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int dirfd, const char* name, int fd) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   uid_t uid = ctx->uid;
   gid_t gid = ctx->gid;
@@ -94,6 +94,7 @@ int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int dirfd, cons
   int rv = sys::fstatat(parent.fd.get(), "", &pst, AT_EMPTY_PATH);
   if (rv < 0) return rv;
   if (pst.st_mode & S_ISGID) gid = static_cast<gid_t>(-1);  // keep the inherited group
+  if (fd >= 0) return static_cast<int>(neg(::fchown(fd, uid, gid)));  // the file we made, whatever its name is now
   return static_cast<int>(neg(::fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW)));
 }
 

@@ -81,7 +81,8 @@ int stat_inode(Inode& inode, struct stat* st);
 // Gives a file the daemon just created as DIRFD/NAME to the caller of REQ (the daemon
 // creates as root; the kernel already checked the caller's rights). In a set-group-ID
 // directory the group is the directory's, as the kernel chose it.
-int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int dirfd, const char* name);
+int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int dirfd, const char* name,
+              int fd = -1);
 
 // Entry and attribute timeouts from the options.
 void set_timeouts(const Fs& fs, fuse_entry_param* e);

@@ -97,10 +97,15 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   auto parent = fs.inodes->get(parent_ino);
   if (!parent) return (void)fuse_reply_err(req, ESTALE);
   if (fs.hidden_name(*parent, name)) return (void)fuse_reply_err(req, EEXIST);
+  // Always a new file: the kernel sends CREATE for a name it found absent, but the name
+  // may exist by now (another NFS client, a program on SOURCE). Opened as root, a symlink
+  // there would be followed anywhere and a file opened past its mode; ESTALE instead makes
+  // the kernel look the name up again and open what is there with its own checks.
   int fd = static_cast<int>(
-      neg(::openat(parent->fd.get(), name, backing_flags(fs, fi->flags) | O_CREAT, mode)));
+      neg(::openat(parent->fd.get(), name, backing_flags(fs, fi->flags) | O_CREAT | O_EXCL | O_NOFOLLOW, mode)));
+  if (fd == -EEXIST && !(fi->flags & O_EXCL)) fd = -ESTALE;
   if (fd < 0) return (void)fuse_reply_err(req, -fd);
-  int rv = chown_new(req, fs, *parent, parent->fd.get(), name);
+  int rv = chown_new(req, fs, *parent, parent->fd.get(), name, fd);
   fuse_entry_param e{};
   if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e, true);
   if (rv < 0) {

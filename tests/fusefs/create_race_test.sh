@@ -1,0 +1,46 @@
+#!/bin/bash
+# A name the kernel believes absent (a negative entry it cached) can exist in SOURCE by the
+# time its CREATE reaches the daemon: another NFS client or a program working on SOURCE
+# made it meanwhile. The daemon runs as root, so its create must never follow a symlink
+# there nor open an existing file for the caller: the caller gets what it would get
+# without the mount (the kernel looks the name up again and opens it with its own checks).
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || fail "run as root (the creates run as uid 65534)"
+mkdir -p "$T/back/d" "$T/mnt" "$T/rootonly"
+chmod 755 "$T" "$T/back"
+chmod 777 "$T/back/d"      # anybody may create here
+chmod 700 "$T/rootonly"    # nobody may not
+mount_shim "$T/back" "$T/mnt" -o negative_timeout=60
+M=$T/mnt/d
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# A symlink appears under a name the kernel has cached as absent.
+stat "$M/s" >/dev/null 2>&1 && fail "d/s exists before the test made it"
+ln -s "$T/rootonly/planted" "$T/back/d/s"
+out=$(as_nobody sh -c ": >> '$M/s'" 2>&1) && fail "uid 65534 created a file through d/s in a directory it may not write"
+echo "create through a planted symlink: $out"
+[ -e "$T/rootonly/planted" ] && fail "the daemon created the symlink's target as root: $(stat -c '%U %a %n' "$T/rootonly/planted")"
+grep -q "Permission denied" <<<"$out" || fail "want EACCES (the plain call's answer), got: $out"
+
+# Root's private file appears under a name the kernel has cached as absent.
+stat "$M/f" >/dev/null 2>&1 && fail "d/f exists before the test made it"
+echo secret > "$T/back/d/f"
+chmod 600 "$T/back/d/f"
+out=$(as_nobody sh -c "echo mine >> '$M/f'" 2>&1) && fail "uid 65534 opened root's 0600 file for writing"
+echo "create over root's 0600 file: $out"
+grep -q "Permission denied" <<<"$out" || fail "want EACCES (the plain call's answer), got: $out"
+[ "$(cat "$T/back/d/f")" = secret ] || fail "root's file changed: $(cat "$T/back/d/f")"
+[ "$(stat -c %u "$T/back/d/f")" = 0 ] || fail "root's file was given to uid $(stat -c %u "$T/back/d/f")"
+
+# The same without O_EXCL from the kernel's view, with O_EXCL from the caller's: EEXIST.
+stat "$M/x" >/dev/null 2>&1 && fail "d/x exists before the test made it"
+echo old > "$T/back/d/x"
+out=$(as_nobody /usr/bin/python3 -c "import os; os.open('$M/x', os.O_WRONLY | os.O_CREAT | os.O_EXCL)" 2>&1) &&
+  fail "O_EXCL create of an existing name succeeded"
+grep -q "FileExistsError" <<<"$out" || fail "want EEXIST for O_EXCL, got: $out"
+
+# And a create that races with nothing works as before, the file the caller's.
+as_nobody sh -c "echo new > '$M/new'" || fail "uid 65534 cannot create a fresh file"
+[ "$(stat -c %u "$T/back/d/new")" = 65534 ] || fail "a fresh file belongs to uid $(stat -c %u "$T/back/d/new")"
+[ "$(cat "$T/back/d/new")" = new ] || fail "a fresh file holds '$(cat "$T/back/d/new")'"
+pass "creates over names that appeared meanwhile: no symlink followed as root, no file opened past its mode"
