@@ -26,10 +26,18 @@ void recount() noexcept {
 }
 
 void dup_tracked(int oldfd, int newfd) noexcept {
+  ErrnoKeeper keep;
   try {
     Registry::get().dup_fd(oldfd, newfd);
   } catch (...) {
   }
+}
+
+// Whether FP's descriptor is tracked. fileno sets EBADF for a stream without one
+// (open_memstream, fmemopen, fopencookie), which a successful fclose must not show.
+bool stream_tracked(FILE* fp) noexcept {
+  ErrnoKeeper keep;
+  return Registry::get().fd_tracked(fileno(fp));
 }
 
 }  // namespace
@@ -50,7 +58,7 @@ NFSSHIM_EXPORT int fclose(FILE* fp) {
   if (!real) return missing_symbol();
   if (!fp || Registry::get().empty()) return real(fp);
   Guard g;
-  if (!g.outermost() || !Registry::get().fd_tracked(fileno(fp))) return real(fp);
+  if (!g.outermost() || !stream_tracked(fp)) return real(fp);
   int rv = real(fp);
   recount();
   return rv;
@@ -65,7 +73,7 @@ static FILE* reopen(Fn real, const char* path, const char* mode, FILE* fp) {
   }
   if (!fp || Registry::get().empty()) return real(path, mode, fp);
   Guard g;
-  bool tracked = g.outermost() && Registry::get().fd_tracked(fileno(fp));
+  bool tracked = g.outermost() && stream_tracked(fp);
   FILE* rv = real(path, mode, fp);
   if (tracked) recount();
   return rv;

@@ -140,6 +140,34 @@ TEST_F(Preload, StdioStreamsAreReferencesToo) {
   EXPECT_TRUE(entries_of().empty());
 }
 
+// fileno() of a stream without a descriptor sets EBADF: the shim asks it (to know whether
+// the stream holds a buried file) only while something is buried, and must not leave that
+// errno behind a successful fclose.
+TEST_F(Preload, FcloseOfAStreamWithoutADescriptorLeavesErrnoAlone) {
+  write_file(p("f"), "held");
+  int fd = open(p("f").c_str(), O_RDONLY);
+  ASSERT_EQ(unlink(p("f").c_str()), 0);
+  ASSERT_EQ(entries_of().size(), 1u);  // something buried: fclose asks which fd it closes
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* m = open_memstream(&buf, &len);
+  ASSERT_NE(m, nullptr);
+  errno = 1234;
+  ASSERT_EQ(fclose(m), 0);
+  EXPECT_EQ(errno, 1234) << "success must leave errno alone";
+  free(buf);
+  char raw[8];
+  FILE* c = fmemopen(raw, sizeof raw, "w");
+  ASSERT_NE(c, nullptr);
+  errno = 1234;
+  ASSERT_EQ(fclose(c), 0);
+  EXPECT_EQ(errno, 1234) << "success must leave errno alone";
+  errno = 1234;
+  ASSERT_EQ(close(fd), 0);
+  EXPECT_EQ(errno, 1234);
+  EXPECT_TRUE(entries_of().empty());
+}
+
 TEST_F(Preload, FreopenReleasesTheOldFile) {
   write_file(p("f"), "1");
   write_file(p("g"), "2");
