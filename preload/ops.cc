@@ -9,6 +9,7 @@
 
 #include "nfsshim/log.h"
 #include "nfsshim/metrics.h"
+#include "nfsshim/silly_name.h"
 #include "nfsshim/sys.h"
 #include "registry.h"
 #include "state.h"
@@ -163,8 +164,7 @@ int sweep_rmdir(int dirfd, const char* path) {
   std::vector<std::string> names;
   bool only_silly = true;
   int rv = sys::for_each_name(dir.get(), [&](const char* nm) {
-    only_silly = (std::strncmp(nm, ".nfs", 4) == 0 || std::strncmp(nm, ".fuse_hidden", 12) == 0) &&
-                 names.size() < 4096;
+    only_silly = (is_nfs_silly_name(nm) || is_fuse_hidden_name(nm)) && names.size() < 4096;
     if (only_silly) names.emplace_back(nm);
     return only_silly;
   });

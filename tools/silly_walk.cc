@@ -7,15 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
-namespace nfsshim::tools {
+#include "nfsshim/silly_name.h"
 
-bool is_silly_name(const char* name) {
-  // fs/nfs/dir.c: ".nfs" + 16 hex digits of the file id + 8 of a counter.
-  if (std::strncmp(name, ".nfs", 4) != 0 || std::strlen(name) != 28) return false;
-  for (const char* p = name + 4; *p; ++p)
-    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))) return false;
-  return true;
-}
+namespace nfsshim::tools {
 
 namespace {
 
@@ -36,7 +30,7 @@ void walk(int dirfd, const std::string& path, dev_t dev, int depth, const SillyV
     struct stat st;
     if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
     std::string child = path + "/" + name;
-    if (S_ISREG(st.st_mode) && is_silly_name(name)) {
+    if (S_ISREG(st.st_mode) && is_nfs_silly_name(name)) {
       visit(dirfd, name, child, st);
     } else if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
       if (depth >= kMaxDepth) {

@@ -12,9 +12,6 @@
 
 namespace nfsshim::tools {
 
-// True for names the Linux NFS client gives silly-renamed files.
-bool is_silly_name(const char* name);
-
 // Called for every silly-renamed regular file: DIRFD/NAME is the entry, PATH its
 // full path for messages, ST its lstat.
 using SillyVisitor = std::function<void(int dirfd, const char* name, const std::string& path,

@@ -411,6 +411,19 @@ TEST_F(Preload, EntriesSurviveExecAndAreAdopted) {
   EXPECT_TRUE(entries_of(child).empty()) << "the adopted entry outlived the process";
 }
 
+// rmdir sweeps only names the NFS client or libfuse gave an unlinked open file; a user's
+// own dot file that merely starts the same way keeps the directory non-empty.
+TEST_F(Preload, RmdirLeavesUsersDotFilesAlone) {
+  ASSERT_EQ(mkdir(p("d").c_str(), 0755), 0);
+  write_file(p("d/.nfsrc"), "user's");
+  write_file(p("d/.fuse_hidden_notes"), "user's too");
+  errno = 0;
+  EXPECT_EQ(rmdir(p("d").c_str()), -1);
+  EXPECT_EQ(errno, ENOTEMPTY);
+  EXPECT_EQ(read_file(p("d/.nfsrc")), "user's");
+  EXPECT_EQ(read_file(p("d/.fuse_hidden_notes")), "user's too");
+}
+
 TEST_F(Preload, ErrorsAreThoseOfThePlainCall) {
   errno = 0;
   EXPECT_EQ(unlink(p("missing").c_str()), -1);

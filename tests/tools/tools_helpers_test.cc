@@ -32,15 +32,6 @@ TEST(Run, ElfCheck) {
   EXPECT_NE(why.find("cannot open"), std::string::npos) << why;
 }
 
-TEST(Silly, NamesTheClientMakes) {
-  EXPECT_TRUE(is_silly_name(".nfs000000000012abcd00000001"));
-  EXPECT_TRUE(is_silly_name(".nfsABCDEF000012abcd0000000f"));
-  EXPECT_FALSE(is_silly_name(".nfs000000000012abcd0000001"));   // 27 characters
-  EXPECT_FALSE(is_silly_name(".nfsshim-doctor-1-2"));
-  EXPECT_FALSE(is_silly_name(".nfs000000000012abcd0000000g"));
-  EXPECT_FALSE(is_silly_name("nfs000000000012abcd000000011"));
-}
-
 TEST(Holders, FindsOurOwnDescriptor) {
   char tmpl[] = "/tmp/nfsshim-holders.XXXXXX";
   int fd = ::mkstemp(tmpl);
