@@ -3,13 +3,17 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "nfsshim/entry_name.h"
+#include "nfsshim/identity.h"
 #include "nfsshim/sys.h"
 #include "temp_dir.h"
 
@@ -128,6 +132,44 @@ TEST_F(GraveyardTest, RestoreNeverReplacesANewFile) {
   ASSERT_EQ(sys::unlinkat(root_, "ckpt", 0), 0);
   EXPECT_EQ(g->restore(entry, root_, "ckpt"), 0);
   EXPECT_TRUE(g->list().empty());
+}
+
+// A process at its descriptor limit cannot read its start time from /proc. A bury must
+// then not name an entry with start time 0 (every reaper would take it for a dead
+// process's); once read, the start time is remembered, so later buries work at the limit.
+TEST_F(GraveyardTest, BuryNeverNamesAnEntryWithoutItsOwnersStartTime) {
+  auto g = open_grave();
+  write_file("a", "x");
+  write_file("b", "y");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a new pid: its start time is not known yet
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(10);
+    rl.rlim_cur = 64;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(11);
+    std::vector<int> fds;
+    for (int fd; (fd = ::dup(root_)) >= 0;) fds.push_back(fd);
+    std::string entry;
+    if (g->bury(root_, "a", 'b', &entry) != -EAGAIN) _exit(1);
+    struct stat st;
+    if (sys::fstatat(root_, "a", &st, AT_SYMLINK_NOFOLLOW) != 0) _exit(2);  // not moved
+    ::close(fds.back());  // one free descriptor: /proc can be read
+    fds.pop_back();
+    Identity me = self_identity();
+    if (me.start == 0 || me.start != process_start_time(getpid())) _exit(3);
+    fds.push_back(::dup(root_));  // at the limit again
+    if (g->bury(root_, "b", 'b', &entry) != 0) _exit(4);
+    auto e = EntryName::parse(entry);
+    if (!e || e->owner.pid != getpid() || e->owner.start != me.start) _exit(5);
+    _exit(g->remove(entry) == 0 ? 0 : 6);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st)) << st;
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "1: bury at the limit did not refuse, 2: it moved the file, 3: wrong "
+                                   "start time, 4: bury after the start time was read failed, 5: entry "
+                                   "named wrongly, 6: remove failed";
 }
 
 TEST(ClassifyEntry, DecidesByOwner) {

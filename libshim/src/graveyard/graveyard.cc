@@ -83,6 +83,8 @@ int Graveyard::bury(int dirfd, const char* path, char kind, std::string* entry) 
   EntryName e;
   e.kind = kind;
   e.owner = self_identity();
+  // Without our start time the entry would look like a dead process's to every reaper.
+  if (e.owner.start == 0) return -EAGAIN;
   // A name can only collide with an entry of a dead process whose pid and start time
   // we reuse, which cannot happen on one boot; still, never replace anything.
   for (int attempt = 0; attempt < 4; ++attempt) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -69,8 +70,10 @@ Identity self_identity() {
   // Host and boot never change under a running process; pid and start time do after
   // fork, so they are read each time (this is only called on slow paths). No lock is
   // held while reading, so a fork from another thread cannot leave one behind.
-  static const Identity machine = [] {
-    Identity id;
+  // On the heap and never freed: threads may still bury while exit() runs destructors.
+  static const Identity* const machine = [] {
+    Identity* p = new Identity;
+    Identity& id = *p;
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
     id.host = sanitize_host(host);
@@ -79,11 +82,25 @@ Identity self_identity() {
     for (ssize_t i = 0; i < n && id.boot.size() < 8; ++i)
       if (std::isxdigit(static_cast<unsigned char>(boot[i]))) id.boot.push_back(boot[i]);
     if (id.boot.empty()) id.boot = "0";
-    return id;
+    return p;
   }();
-  Identity id = machine;
+  Identity id = *machine;
   id.pid = static_cast<pid_t>(::syscall(SYS_getpid));
-  id.start = process_start_time(id.pid);
+  // The start time is read once per pid (a fork gets its own): reading /proc can fail
+  // later (EMFILE at the descriptor limit), and 0 is what then comes back. One word holds
+  // both, pid in the low 22 bits (pid_max <= 2^22), so no reader pairs one pid with
+  // another's start time.
+  static std::atomic<uint64_t> cached{0};
+  constexpr int kPidBits = 22;
+  const uint64_t pid = static_cast<uint64_t>(id.pid);
+  uint64_t c = cached.load(std::memory_order_relaxed);
+  if (c != 0 && (c & ((1ull << kPidBits) - 1)) == pid) {
+    id.start = c >> kPidBits;
+  } else {
+    id.start = process_start_time(id.pid);
+    if (id.start != 0 && id.start < (1ull << (64 - kPidBits)) && pid < (1ull << kPidBits))
+      cached.store((id.start << kPidBits) | pid, std::memory_order_relaxed);
+  }
   return id;
 }
 
