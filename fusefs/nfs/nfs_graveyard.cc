@@ -1,7 +1,9 @@
 // The graveyard on the export: /GRAVEYARD/u<uid>/<entry>, entry names from entry_name.h so
 // that `nfsshim gc` and the other front ends read them the same way.
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "nfs/nfs_fs.h"
@@ -13,12 +15,45 @@ namespace nfsshim::fuse::nfsfs {
 namespace {
 
 int lookup_or_mkdir(Client& e, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name,
-                    uint32_t mode, nfs::Fh* out) {
-  int rv = e.lookup(c, dir, name, out, nullptr);
+                    uint32_t mode, nfs::Fh* out, nfs::Attr* attr = nullptr) {
+  int rv = e.lookup(c, dir, name, out, attr);
   if (rv != -ENOENT) return rv;
-  rv = e.mkdir(c, dir, name, mode, out, nullptr);
-  if (rv == -EEXIST) rv = e.lookup(c, dir, name, out, nullptr);  // a racing mount made it
+  rv = e.mkdir(c, dir, name, mode, out, attr);
+  if (rv == -EEXIST) rv = e.lookup(c, dir, name, out, attr);  // a racing mount made it
   return rv;
+}
+
+// The owner the server gives what we create (root_squash, id mapping: not always C's uid),
+// from a probe directory made and removed in TOP; -1 if that cannot be learnt.
+int64_t our_owner_on_server(Client& e, const nfs::Cred& c, const nfs::Fh& top) {
+  const Identity me = self_identity();
+  const std::string probe = ".owner-probe~" + me.host + "~" + std::to_string(me.pid);
+  nfs::Fh fh;
+  nfs::Attr a;
+  if (e.mkdir(c, top, probe, 0700, &fh, &a) < 0) return -1;
+  e.rmdir(c, top, probe);
+  return a.uid;
+}
+
+// Our u<uid> level must be ours alone: files moved in keep their own modes, and whoever
+// could enter it could read them, link them out or remove them under their holders.
+int check_user_dir(Client& e, const nfs::Cred& c, const nfs::Fh& top, const std::string& where,
+                   const nfs::Attr& a, std::string* why) {
+  if (!S_ISDIR(a.st_mode())) {
+    *why = "'" + where + "' on the export is not a directory";
+    return -ENOTDIR;
+  }
+  int64_t ours = c.uid;
+  if (a.uid != c.uid) ours = our_owner_on_server(e, c, top);
+  if (static_cast<int64_t>(a.uid) != ours || (a.mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%o", a.mode & 07777);
+    *why = "'" + where + "' on the export is owned by uid " + std::to_string(a.uid) + " with mode " + mode +
+           "; expected owner " + (ours < 0 ? std::to_string(c.uid) : std::to_string(ours)) +
+           " (this mount's identity on the server) and no group/other access: remove it or fix it";
+    return -EPERM;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -32,11 +67,15 @@ int open_graveyard(NfsFs& fs, std::string* why) {
     *why = "graveyard '" + fs.graveyard_name + "' on the export: " + std::strerror(-rv);
     return rv;
   }
-  rv = lookup_or_mkdir(e, c, top, "u" + std::to_string(c.uid), 0700, &fs.graveyard);
+  const std::string user_dir = fs.graveyard_name + "/u" + std::to_string(c.uid);
+  nfs::Attr ua;
+  rv = lookup_or_mkdir(e, c, top, "u" + std::to_string(c.uid), 0700, &fs.graveyard, &ua);
   if (rv < 0) {
-    *why = "graveyard '" + fs.graveyard_name + "/u" + std::to_string(c.uid) + "': " + std::strerror(-rv);
+    *why = "graveyard '" + user_dir + "': " + std::strerror(-rv);
     return rv;
   }
+  rv = check_user_dir(e, c, top, user_dir, ua, why);
+  if (rv < 0) return rv;
   // Reap what owners that are gone left behind (a daemon killed with -9, a reboot).
   std::vector<nfs::DirEntry> ents;
   rv = e.readdirplus(c, fs.graveyard, &ents);

@@ -31,6 +31,10 @@
 #                              UNSTABLE data kept for COMMIT is bounded (max_unstable_mb,
 #                              commit_secs), and none is kept for a server that answers
 #                              FILE_SYNC (ganesha's NFS_Commit = true): no COMMIT at all
+#   graveyard-owner            the graveyard's u<uid> level on the export must be ours alone:
+#                              another user's, or open to group/others, is refused before
+#                              mounting with the reason named; ours (0700) mounts, also under
+#                              root_squash (owned by the anonymous uid); with -v41
 #   splice-writes              WRITE data through a pipe (write_buf, FUSE_CAP_SPLICE_READ) where
 #                              a pipe holds the largest request: every path of op_write_buf
 #                              lands the right bytes on the export; controls -o nosplice and a
@@ -502,6 +506,68 @@ bad-urls)
     fail "no warning naming writeback, keep_cache, drop_backing_cache and negative_timeout: $(grep -E 'warn|mounted' "$work/shim.log")"
   echo "ok: $(grep -o 'warning: -o .*' "$work/shim.log")"
   pass "bad URLs and servers refused before mounting; local-only options named"
+  ;;
+graveyard-owner)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  g=$work/export/.graveyard.nfsshim
+  mkdir -p "$g"
+  chmod 711 "$g"
+  # Each case under its own identity (uid= in the URL: the graveyard is u<uid>), made beside
+  # ganesha before it looks the name up: it caches what it saw (a directory replaced by a
+  # file under it reads as a stale handle).
+  refused() {  # UID EXPECTED-TEXT: the mount is refused, saying so, and leaves nothing mounted
+    local out rc
+    out=$(timeout 60 "$shim" "$url&uid=$1&gid=$1" "$mnt" -f 2>&1); rc=$?
+    [ $rc -ne 0 ] || fail "mounted over a graveyard u$1 $(stat -c 'owned by %u, mode %a' "$g/u$1")"
+    [ $rc -ne 124 ] || fail "the mount hung"
+    printf '%s\n' "$out" | grep -qF -- "$2" || fail "message lacks '$2': $out"
+    grep -q " $mnt " /proc/self/mountinfo && fail "a refused mount is mounted"
+    echo "ok: refused: $(printf '%s\n' "$out" | grep -F -- "$2" | head -1)"
+  }
+  touch "$g/u1001"
+  refused 1001 "'.graveyard.nfsshim/u1001' on the export is not a directory"
+  # Planted by another user before our first mount: it could read, link out or remove what
+  # we bury there.
+  mkdir "$g/u1002"; chown 65534:65534 "$g/u1002"; chmod 777 "$g/u1002"
+  refused 1002 "is owned by uid 65534 with mode 777"
+  mkdir "$g/u1003"; chown 65534:65534 "$g/u1003"; chmod 700 "$g/u1003"
+  refused 1003 "is owned by uid 65534 with mode 700"
+  # Ours but open to others.
+  mkdir "$g/u1004"; chown 1004:1004 "$g/u1004"; chmod 755 "$g/u1004"
+  refused 1004 "is owned by uid 1004 with mode 755"
+  # Ours alone (made by the mount itself): mounted, and used.
+  u=$g/u$(id -u)
+  mount_nfs ""
+  [ "$(stat -c '%u %a' "$u")" = "$(id -u) 700" ] || fail "the mount made $u as $(stat -c '%u %a' "$u")"
+  echo data > "$mnt/f"
+  exec 7<"$mnt/f"
+  rm "$mnt/f"
+  [ "$(ls -A "$u" | wc -l)" = 1 ] || fail "the unlinked open file is not in the graveyard: $(ls -A "$u")"
+  exec 7<&-
+  unmount_nfs
+  [ -z "$(ls -A "$u")" ] || fail "graveyard not empty: $(ls -A "$u")"
+  # Under root_squash the server owns what we make as its anonymous uid, not ours: the
+  # level it made for us is ours all the same (learnt from a probe directory), at every mount.
+  ganesha_stop "$work/state"
+  mkdir -p "$work/export2"
+  chmod 1777 "$work/export2"  # the squashed root may make the graveyard here
+  GANESHA_EXPORT_EXTRA='CLIENT { Clients = 127.0.0.1; Squash = Root_Squash; Anonymous_Uid = 4242; Anonymous_Gid = 4242; }' \
+    ganesha_start "$work/state" "$work/export2" "$port" "$mnt_port" VFS || fail "ganesha (root_squash)"
+  u=$work/export2/.graveyard.nfsshim/u$(id -u)
+  for round in first again; do
+    mount_nfs ""
+    [ "$(stat -c '%u %a' "$u")" = "4242 700" ] || fail "root_squash ($round): u0 is $(stat -c '%u %a' "$u")"
+    echo data > "$mnt/f$round"
+    exec 7<"$mnt/f$round"
+    rm "$mnt/f$round"
+    [ "$(ls -A "$u" | wc -l)" = 1 ] || fail "root_squash ($round): not buried: $(ls -A "$u")"
+    exec 7<&-
+    unmount_nfs
+  done
+  [ -z "$(ls -A "$u")" ] || fail "graveyard not empty: $(ls -A "$u")"
+  [ -z "$(ls -A "$work/export2/.graveyard.nfsshim" | grep -v '^u')" ] || fail "a probe was left: $(ls -A "$work/export2/.graveyard.nfsshim")"
+  echo "ok: root_squash: u0 owned by the anonymous uid 4242 is ours, at the first mount and again"
+  pass "the graveyard's u<uid> level must be ours alone ($engine)"
   ;;
 splice-writes)
   # libfuse splices a request into a pipe only if one holds the largest (1 MiB max_write: a
