@@ -235,7 +235,13 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
       std::lock_guard<std::mutex> g(n->mu);
       io = n->io;
     }
-    if (io) io->commit(c);
+    // If they cannot be made stable (a failed resend: ENOSPC, a soft timeout) they would
+    // come back after the truncate: the truncate fails instead, as their writer's fsync would.
+    int cr = io ? io->commit(c) : 0;
+    if (cr < 0) {
+      fuse_reply_err(req, -cr);
+      return;
+    }
   }
   int rv = fs.client->setattr(c, n->fh, sa);
   nfs::Attr a;
