@@ -9,9 +9,14 @@ namespace nfsshim::preload {
 // reading it never calls __tls_get_addr (which may allocate).
 extern __thread int tls_depth __attribute__((tls_model("initial-exec")));
 
+// True in a child that shares our memory without the fork handlers having run (vfork, as
+// JDK 8 and 11 launch processes, whose child closes every descriptor; a raw clone): the
+// shim's state there is its parent's, so the child must leave it alone (one getpid).
+bool foreign_child();
+
 class Guard {
  public:
-  Guard() : outer_(tls_depth++ == 0) {}
+  Guard() : outer_(tls_depth++ == 0 && !foreign_child()) {}
   ~Guard() { --tls_depth; }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;

@@ -1,6 +1,7 @@
 #include "state.h"
 
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,6 +27,9 @@ Config* g_config = nullptr;  // set once by init_process, never freed
 std::atomic<bool> g_ready{false};
 std::string* g_hidden = nullptr;  // graveyard directory names to hide
 size_t g_hidden_count = 0;
+std::atomic<pid_t> g_pid{0};  // the process whose state this is (set at start and by fork)
+
+pid_t current_pid() { return static_cast<pid_t>(::syscall(SYS_getpid)); }
 
 void atfork_prepare() {
   // Lock order: Watcher before Registry (see state.h).
@@ -37,13 +41,19 @@ void atfork_parent() {
   Watcher::get().unlock();
 }
 void atfork_child() {
-  // First: until then counters() is the parent's published mapping.
+  g_pid.store(current_pid(), std::memory_order_relaxed);  // first: before any Guard
+  // Then: until then counters() is the parent's published mapping.
   republish_counters_after_fork();
   Registry::get().after_fork_child();
   Watcher::get().after_fork_child();
   log::after_fork_child();
 }
 }  // namespace
+
+bool foreign_child() {
+  pid_t p = g_pid.load(std::memory_order_relaxed);
+  return p != 0 && current_pid() != p;
+}
 
 const Config& config() { return *g_config; }
 bool initialized() { return g_ready.load(std::memory_order_acquire); }
@@ -85,6 +95,7 @@ void init_process() {
 
   Watcher::get();
   Registry::get();
+  g_pid.store(current_pid(), std::memory_order_relaxed);
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   // Counters into <stats_dir>/<pid>.stats for `nfsshim stat`; without it they stay private.
   if (publish_counters(StatsKind::preload, g_config->stats_dir, &why) < 0 && log::first_time("stats"))

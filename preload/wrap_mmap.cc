@@ -90,6 +90,7 @@ NFSSHIM_EXPORT EARLY_SAFE void* mmap64(void* addr, size_t len, int prot, int fla
 
 NFSSHIM_EXPORT EARLY_SAFE int munmap(void* addr, size_t len) {
   if (!g_munmap) return static_cast<int>(::syscall(SYS_munmap, addr, len));
+  if (!Registry::get().maps_tracked()) return g_munmap(addr, len);  // the common case: no Guard
   Guard g;
   if (!g.outermost() || !touches_tracked(addr, len)) return g_munmap(addr, len);
   int rv = g_munmap(addr, len);

@@ -355,6 +355,35 @@ TEST_F(Preload, AForkedChildNeverRemovesItsParentsEntries) {
   EXPECT_TRUE(entries_of().empty());
 }
 
+// A vfork child (JDK 8 and 11 launch processes so, and the child closes every descriptor
+// it inherited) shares our memory but not our descriptor table: its close must not recount
+// from its own view and remove the entry its parent still holds.
+__attribute__((noinline)) static pid_t vfork_and_close(int fd) {
+  pid_t child = vfork();
+  if (child == 0) {
+    close(fd);
+    _exit(0);
+  }
+  return child;
+}
+
+TEST_F(Preload, AVforkChildNeverRemovesItsParentsEntries) {
+  write_file(p("f"), "parent's");
+  int fd = open(p("f").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(unlink(p("f").c_str()), 0);
+  ASSERT_EQ(entries_of().size(), 1u);
+  pid_t child = vfork_and_close(fd);
+  ASSERT_GT(child, 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  EXPECT_EQ(entries_of().size(), 1u) << "the child's close removed the parent's entry";
+  EXPECT_EQ(read_fd(fd), "parent's");
+  ASSERT_EQ(close(fd), 0);
+  EXPECT_TRUE(entries_of().empty()) << "the parent's last close did not remove its entry";
+}
+
 TEST_F(Preload, AChildsOwnBuriesGoWhenItExits) {
   write_file(p("f"), "child's");
   pid_t child = fork();
