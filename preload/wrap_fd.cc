@@ -1,4 +1,4 @@
-// Calls that drop or copy a descriptor: close, fclose, freopen, close_range, dup,
+// Calls that drop or copy a descriptor: close, fclose, freopen, close_range, closefrom, dup,
 // dup2, dup3, fcntl(F_DUPFD*). Only descriptors of buried files cost anything: the
 // check is one bit in a lock-free bitmap.
 #include <fcntl.h>
@@ -106,6 +106,25 @@ NFSSHIM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
   int rv = plain();
   if (g.outermost()) recount();
   return rv;
+}
+
+// closefrom: glibc 2.34+, which closes through its internal close_range, past the two
+// wrappers above. Without glibc's (a program built elsewhere): the kernel call.
+NFSSHIM_EXPORT void closefrom(int lowfd) {
+  static std::atomic<void*> slot{nullptr};
+  using Fn = void (*)(int);
+  auto real = reinterpret_cast<Fn>(real_symbol(&slot, "closefrom"));
+  auto plain = [&] {
+    if (real) return real(lowfd);
+#ifdef SYS_close_range
+    if (lowfd >= 0) ::syscall(SYS_close_range, static_cast<unsigned>(lowfd), ~0U, 0);
+#endif
+  };
+  if (Registry::get().empty()) return plain();
+  Guard g;
+  ErrnoKeeper keep;  // closefrom has no result and leaves errno alone
+  plain();
+  if (g.outermost()) recount();
 }
 
 NFSSHIM_EXPORT int dup(int oldfd) {

@@ -194,6 +194,23 @@ TEST_F(Preload, CloseRangeDropsReferences) {
   EXPECT_TRUE(entries_of().empty());
 }
 
+TEST_F(Preload, ClosefromDropsReferences) {
+  write_file(p("f"), "1");
+  int fd = open(p("f").c_str(), O_RDONLY);
+  ASSERT_EQ(dup2(fd, 900), 900);  // above every descriptor the test harness keeps
+  close(fd);
+  ASSERT_EQ(unlink(p("f").c_str()), 0);
+  EXPECT_EQ(entries_of().size(), 1u);
+  using Closefrom = void (*)(int);
+  auto cf = reinterpret_cast<Closefrom>(dlsym(RTLD_DEFAULT, "closefrom"));
+  ASSERT_NE(cf, nullptr);
+  errno = 1234;
+  cf(900);
+  EXPECT_EQ(errno, 1234);
+  EXPECT_EQ(fcntl(900, F_GETFD), -1);
+  EXPECT_TRUE(entries_of().empty()) << "closefrom dropped the last reference but the entry stayed";
+}
+
 TEST_F(Preload, RenameOverAnOpenTargetBuriesTheTarget) {
   write_file(p("checkpoint"), "old");
   int fd = open(p("checkpoint").c_str(), O_RDONLY);
