@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -26,6 +27,28 @@ inline int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
   return static_cast<int>(ret(::syscall(SYS_newfstatat, dirfd, path, st, flags)));
 }
 inline int fstat(int fd, struct stat* st) { return static_cast<int>(ret(::syscall(SYS_fstat, fd, st))); }
+// FD's device and inode number from what the kernel holds, asking the filesystem nothing:
+// fstat on NFS writes the file's dirty pages back (to report mtime) and may send a GETATTR.
+// statx (Linux 4.11, glibc 2.28 headers) with AT_STATX_DONT_SYNC; fstat where it is absent.
+inline int fd_inode(int fd, dev_t* dev, ino_t* ino) {
+#if defined(SYS_statx) && defined(AT_STATX_DONT_SYNC) && defined(STATX_INO)
+  struct statx sx;
+  long rv = ret(::syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx));
+  if (rv == 0) {
+    *dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    *ino = sx.stx_ino;
+    return 0;
+  }
+  if (rv != -ENOSYS) return static_cast<int>(rv);
+#endif
+  struct stat st;
+  int r = sys::fstat(fd, &st);
+  if (r == 0) {
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+  }
+  return r;
+}
 inline int unlinkat(int dirfd, const char* path, int flags) {
   return static_cast<int>(ret(::syscall(SYS_unlinkat, dirfd, path, flags)));
 }

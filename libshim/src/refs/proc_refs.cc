@@ -83,10 +83,11 @@ std::vector<Refs> scan_refs(const std::vector<InodeKey>& keys, int skip_fd, bool
     if (name[0] < '0' || name[0] > '9') return true;
     int fd = std::atoi(name);
     if (fd == dir.get() || fd == skip_fd) return true;
-    struct stat st;
-    if (sys::fstat(fd, &st) != 0) return true;  // closed meanwhile
+    dev_t dev = 0;
+    ino_t ino = 0;
+    if (sys::fd_inode(fd, &dev, &ino) != 0) return true;  // closed meanwhile
     for (size_t i = 0; i < keys.size(); ++i)
-      if (keys[i].dev == st.st_dev && keys[i].ino == st.st_ino) out[i].fds.push_back(fd);
+      if (keys[i].dev == dev && keys[i].ino == ino) out[i].fds.push_back(fd);
     return true;
   });
   if (rv < 0) incomplete();
