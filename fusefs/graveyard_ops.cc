@@ -58,8 +58,6 @@ int bury(Fs& fs, Inode& inode, int dirfd, const char* name) {
   // graveyard. A local filesystem keeps an unlinked file for its mapping unseen.
   const bool unseen_holder = fs.backing_nfs || (inode.passthrough_seen && !fs.local_fs(inode));
   if (inode.nopen == 0 && !unseen_holder) return 0;
-  // Already buried through another hard link: this name is just one more link.
-  if (!inode.grave_entry.empty()) return 0;
   if (inode.key.dev != fs.graveyard->dev()) {
     if (log::first_time("fuse:bury-xdev"))
       SHIM_LOG_WARN("[ino {}] file is on another filesystem than the graveyard: plain unlink",
@@ -67,8 +65,19 @@ int bury(Fs& fs, Inode& inode, int dirfd, const char* name) {
     Counters::inc(counters().fallbacks);
     return 0;
   }
+  // Already buried through another hard link: this name is just one more link. Where
+  // SOURCE hides a held file beside its name, the name our O_PATH descriptor holds (the
+  // first one looked up, maybe this one) would be silly-renamed in the user's directory:
+  // it goes into the graveyard instead and is removed there at once (any such rename then
+  // happens in the graveyard, and ends when the holder lets go).
+  const bool another_link = !inode.grave_entry.empty();
+  if (another_link && !unseen_holder) return 0;
   std::string entry;
   int rv = fs.graveyard->bury(dirfd, name, 'b', &entry);
+  if (rv == 0 && another_link) {
+    remove_entry(fs, inode, entry);
+    return 1;
+  }
   if (rv < 0) {
     if (rv == -ENOENT) return rv;
     if (log::first_time("fuse:bury:" + std::to_string(-rv)))

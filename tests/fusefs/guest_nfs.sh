@@ -4,6 +4,7 @@
 # 1. Control: the Kafka pattern directly on NFS must fail (silly rename).
 # 2. nfsshim-fuse mounted over the NFS mount itself (SOURCE = MOUNTPOINT), the native and
 #    the JVM Kafka pattern through it must pass with no preload, leaving nothing behind.
+#    Two hard links of an open file both removed: rmdir of their directory works.
 # 3. After unmounting: on the NFS mount, no .nfs* file and an empty graveyard.
 # 4. -o drop_backing_cache: the NFS client's page cache does not keep a second copy.
 set -uo pipefail
@@ -40,6 +41,19 @@ for kind in native java; do
 done
 left=$(ls -A "$dir" | grep -vx .graveyard.nfsshim)
 [ -z "$left" ] || fail "left in the mount: $left"
+
+echo "== hard links: both names of an open file removed, then rmdir"
+# The daemon's O_PATH descriptor holds the dentry of the name it looked up first (a);
+# the open file came through the other (b). Removing b buries the file; removing a must
+# not leave a silly-renamed a beside the user's files.
+mkdir "$dir/hl" && echo linked >"$dir/hl/a" && ln "$dir/hl/a" "$dir/hl/b" || fail "hard link setup"
+exec 3<"$dir/hl/b"
+rm "$dir/hl/b" "$dir/hl/a" || fail "rm of both names"
+rmdir "$dir/hl" || fail "rmdir after both names of an open file went: $(ls -A "$dir/hl" 2>&1)"
+[ "$(cat <&3)" = linked ] || fail "the holder lost the data"
+exec 3<&-
+for i in $(seq 50); do [ -z "$(ls -A "$grave" | grep -v '^\.nfs')" ] && break; sleep 0.1; done
+[ -z "$(ls -A "$grave" | grep -v '^\.nfs')" ] || fail "graveyard entries after the close: $(ls -A "$grave")"
 
 fusermount3 -u "$dir" || fail "fusermount3 -u $dir"
 wait "$pid" || fail "daemon exit status $?"
