@@ -21,14 +21,25 @@ void set_timeouts(const Fs& fs, fuse_entry_param* e) {
   e->entry_timeout = fs.opts.entry_timeout;
 }
 
+// A buried file's graveyard entry is our link, not one of the user's names.
+static void hide_grave_link(Inode& inode, struct stat* st) {
+  if (!S_ISREG(st->st_mode) || st->st_nlink == 0) return;
+  std::lock_guard<std::mutex> lock(inode.mu);
+  if (!inode.grave_entry.empty()) --st->st_nlink;
+}
+
 int stat_inode(Inode& inode, struct stat* st) {
   int rv = sys::fstatat(inode.fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
   if (rv < 0) return rv;
-  if (S_ISREG(st->st_mode) && st->st_nlink > 0) {
-    std::lock_guard<std::mutex> lock(inode.mu);
-    if (!inode.grave_entry.empty()) --st->st_nlink;
-  }
+  hide_grave_link(inode, st);
   return 0;
+}
+
+// The same for the attributes of a lookup reply (a name found has one of the user's names
+// besides a graveyard entry only if it has two links or more).
+static void hide_grave_link(Fs& fs, fuse_entry_param* e) {
+  if (!S_ISREG(e->attr.st_mode) || e->attr.st_nlink < 2) return;
+  if (auto inode = fs.inodes->get(e->ino)) hide_grave_link(*inode, &e->attr);
 }
 
 int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param* e, bool created) {
@@ -47,6 +58,7 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
     if (fs.hidden_inode(e->attr)) return -ENOENT;
     if (fs.stable(key_of(e->attr)) &&
         (e->ino = fs.inodes->add_known_lookup(key_of(e->attr), &e->generation)) != 0) {
+      hide_grave_link(fs, e);
       set_timeouts(fs, e);
       return 0;
     }
@@ -68,6 +80,7 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
     }
   }
   e->ino = fs.inodes->add_lookup(std::move(fd), e->attr, &e->generation);
+  hide_grave_link(fs, e);
   set_timeouts(fs, e);
   return 0;
 }

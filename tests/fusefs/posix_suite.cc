@@ -265,6 +265,20 @@ void run_all() {
   check("link_dir", rc(::link(P("d").c_str(), P("d2").c_str())));
   check("link_missing", rc(::link(P("nope").c_str(), P("l3").c_str())));
   check("unlink_one_link", join({rc(::unlink(P("l1").c_str())), std::to_string(st_of(P("l2")).st_nlink), read_all(P("l2"))}));
+  {
+    // One name of an open file removed (the overlay buries it: a link in its graveyard that
+    // must not count), then a new link: every way of asking says 2 names.
+    make_file("h1", "held");
+    ::link(P("h1").c_str(), P("h2").c_str());
+    int fd = ::open(P("h1").c_str(), O_RDONLY);
+    ::unlink(P("h1").c_str());
+    struct stat held {};
+    ::fstat(fd, &held);
+    check("link_after_unlink_of_open_name",
+          join({rc(::link(P("h2").c_str(), P("h3").c_str())), std::to_string(st_of(P("h3")).st_nlink),
+                std::to_string(st_of(P("h2")).st_nlink), std::to_string(held.st_nlink)}));
+    ::close(fd);
+  }
 
   // --- symlink / readlink
   char buf[256];
