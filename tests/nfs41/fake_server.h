@@ -9,6 +9,9 @@
 // DELAY: a compound of exactly SEQUENCE + PUTROOTFH is the scripted one, answered with
 // DELAY (at the PUTROOTFH or at the SEQUENCE) the first N times, then OK.
 //
+// READDIR (of the root): a broken server that never says eof, one entry per reply whose
+// cookie is the same every time, up to READDIR_LIMIT replies; then eof.
+//
 // restart(): as a server that lost its state. The old session gets BADSESSION at
 // SEQUENCE, CREATE_SESSION with the old client id STALE_CLIENTID, EXCHANGE_ID a new
 // client id; stateids of before are STALE_STATEID. Until the client's RECLAIM_COMPLETE,
@@ -97,6 +100,10 @@ class FakeNfs41Server : public RecordServer {
   std::vector<Logged> log() {
     std::lock_guard<std::mutex> g(mu_);
     return log_;
+  }
+  int readdirs() {
+    std::lock_guard<std::mutex> g(mu_);
+    return readdirs_;
   }
   std::string data(const std::string& fh) {
     std::lock_guard<std::mutex> g(mu_);
@@ -481,6 +488,28 @@ class FakeNfs41Server : public RecordServer {
         log_.push_back(l);
         return true;
       }
+      case OP_READDIR: {
+        uint64_t cookie;
+        std::array<uint8_t, 8> verf;
+        uint32_t dircount, maxcount;
+        Bitmap4 asked;
+        d.u64(&cookie);
+        d.fixed_opaque(verf.data(), verf.size());
+        d.u32(&dircount);
+        d.u32(&maxcount);
+        if (get_bitmap(d, &asked) < 0) return false;
+        ++readdirs_;
+        result(OP_READDIR, NFS4_OK);
+        r.fixed_opaque(verf.data(), verf.size());  // cookieverf
+        r.boolean(true);                            // an entry follows
+        r.u64(7);                                   // always the same cookie
+        r.string("again");
+        put_bitmap(r, Bitmap4());                   // no attributes
+        r.opaque(nullptr, 0);
+        r.boolean(false);                           // no next entry
+        r.boolean(readdirs_ >= kReaddirLimit);      // eof only after the limit
+        return true;
+      }
       case OP_FREE_STATEID: {
         Logged l = entry(op, NFS4_OK);
         if (get_stateid(d, &l.sent) < 0) return false;
@@ -570,6 +599,8 @@ class FakeNfs41Server : public RecordServer {
   }
 
   static constexpr uint32_t kSlots = 8;
+  static constexpr int kReaddirLimit = 1000;
+  int readdirs_ = 0;
   static constexpr uint64_t kClientId = 0x1122334455667788ull;
   static constexpr const char* kRootFh = "fake-root-fh";
   std::mutex mu_;

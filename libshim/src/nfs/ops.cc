@@ -572,6 +572,7 @@ int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out
   for (int restarts = 0;;) {
     bool eof = false;
     size_t before = out->size();
+    const uint64_t asked = cookie;
     int rv = run(c, "READDIRPLUS", 0, true,
                  [&](rpc_context* rpc, RpcCb cb, void* priv) {
                    READDIRPLUS3args a;
@@ -616,7 +617,12 @@ int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out
     }
     if (rv < 0) return rv;
     if (eof) return 0;
-    if (out->size() == before) return -EIO;  // no progress and no eof: a broken server
+    if (out->size() == before || cookie == asked || out->size() > kMaxDirEntries) {
+      // No progress, or no end, and no eof: a broken server.
+      SHIM_LOG_ERROR("READDIRPLUS: the server's listing does not end ({} entries, cookie {} after {}): EIO",
+                     out->size(), cookie, asked);
+      return -EIO;
+    }
   }
 }
 

@@ -394,6 +394,7 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
         },
         false);
     if (rv != 0) return rv;
+    const uint64_t asked = a.cookie;
     for (auto& e : rr.entries) {
       DirEntry d;
       d.name = e.name;
@@ -408,6 +409,11 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
     }
     a.cookieverf = rr.cookieverf;
     if (rr.eof || rr.entries.empty()) return 0;
+    if (a.cookie == asked || out->size() > kMaxDirEntries) {
+      SHIM_LOG_ERROR("nfs41: READDIR: the server's listing does not end ({} entries, cookie {} after {}): EIO",
+                     out->size(), a.cookie, asked);
+      return -EIO;
+    }
   }
 }
 

@@ -74,6 +74,11 @@ struct DirEntry {
   Fh fh;
 };
 
+// A listing longer than this is a server that never says eof (about 400 MiB of entries; a
+// Kafka log directory holds thousands): EIO, not all of the daemon's memory. A reply whose
+// last cookie is the one asked for makes no progress and is EIO too.
+constexpr size_t kMaxDirEntries = size_t{1} << 22;
+
 struct FsStat {
   uint64_t tbytes = 0, fbytes = 0, abytes = 0, tfiles = 0, ffiles = 0, afiles = 0;
 };
