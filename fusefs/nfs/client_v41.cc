@@ -3,6 +3,7 @@
 // stateid), closed at that open's release; reads and writes go through those stateids.
 #include <fcntl.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -45,9 +46,9 @@ class FileIo41 final : public FileIo {
             [this](const nfs::Cred& c, uint64_t off, size_t len, const char* buf, int stable,
                    std::vector<nfs::Engine::PieceVerf>* verfs,
                    const std::shared_ptr<const void>& owner) -> ssize_t {
-              Open o = pick(0, nfs4::OPEN4_SHARE_ACCESS_WRITE);
-              if (!o) return -EBADF;
-              return e_.write(c, o, off, len, buf, stable, verfs, owner);
+              InUse o(*this, 0, nfs4::OPEN4_SHARE_ACCESS_WRITE);
+              if (!o.open) return -EBADF;
+              return e_.write(c, o.open, off, len, buf, stable, verfs, owner);
             },
             [this](const nfs::Cred& c, nfs::WriteVerf* verf) { return e_.commit(c, fh_, verf); },
             nfs::UnstableWriter::kMaxRetained, limit) {}
@@ -76,19 +77,20 @@ class FileIo41 final : public FileIo {
   int close(const nfs::Cred& c, uint64_t handle) override {
     Open o;
     {
-      std::lock_guard<std::mutex> g(mu_);
+      std::unique_lock<std::mutex> g(mu_);
       auto it = opens_.find(handle);
       if (it == opens_.end()) return -EBADF;
       o = std::move(it->second);
-      opens_.erase(it);
+      opens_.erase(it);  // no new I/O picks it; what picked it ends before its CLOSE
+      idle_.wait(g, [&] { return busy_.count(o.get()) == 0; });
     }
     return e_.close(c, o);  // releases the lock state taken through it first
   }
 
   ssize_t read(const nfs::Cred& c, uint64_t handle, uint64_t off, size_t len, char* buf) override {
-    Open o = pick(handle, nfs4::OPEN4_SHARE_ACCESS_READ);
-    if (!o) return -EBADF;
-    return e_.read(c, o, off, len, buf);
+    InUse o(*this, handle, nfs4::OPEN4_SHARE_ACCESS_READ);
+    if (!o.open) return -EBADF;
+    return e_.read(c, o.open, off, len, buf);
   }
   ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
                 int stable) override {
@@ -142,18 +144,49 @@ class FileIo41 final : public FileIo {
   // may come through another open of the file). Null if none.
   Open pick(uint64_t handle, uint32_t access) {
     std::lock_guard<std::mutex> g(mu_);
+    return pick_locked(handle, access);
+  }
+  Open pick_locked(uint64_t handle, uint32_t access) {
     auto it = opens_.find(handle);
     if (it != opens_.end() && (it->second->access & access)) return it->second;
     for (const auto& kv : opens_)
       if (kv.second->access & access) return kv.second;
     return nullptr;
   }
+  // An open picked for a READ or WRITE, counted busy until the call ends: its CLOSE waits
+  // for that, as the server would refuse the stateid of a closed open (BAD_STATEID: EIO,
+  // which write-behind would then report for every later write of the file). Writes from
+  // the page cache pick any open with write access, so another descriptor's close can race.
+  struct InUse {
+    InUse(FileIo41& io, uint64_t handle, uint32_t access) : io_(io) {
+      std::lock_guard<std::mutex> g(io_.mu_);
+      open = io_.pick_locked(handle, access);
+      if (open) ++io_.busy_[open.get()];
+    }
+    ~InUse() {
+      if (!open) return;
+      std::lock_guard<std::mutex> g(io_.mu_);
+      auto it = io_.busy_.find(open.get());
+      if (--it->second == 0) {
+        io_.busy_.erase(it);
+        io_.idle_.notify_all();
+      }
+    }
+    InUse(const InUse&) = delete;
+    InUse& operator=(const InUse&) = delete;
+    Open open;
+
+   private:
+    FileIo41& io_;
+  };
 
   nfs41::Engine& e_;
   const nfs::Fh fh_;
   const bool assume_preserved_;
-  std::mutex mu_;  // fileio41_mu_3: opens_, pending_, next_; leaf, never held across a call
+  std::mutex mu_;  // fileio41_mu_3: opens_, pending_, next_, busy_; leaf, never held across a call
+  std::condition_variable idle_;              // busy_ lost an entry
   std::map<uint64_t, Open> opens_;
+  std::map<const nfs41::OpenFile*, int> busy_;  // opens in a READ or WRITE, and how many
   int pending_ = 0;
   uint64_t next_ = 1;
   nfs::UnstableWriter writer_;

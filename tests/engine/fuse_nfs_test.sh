@@ -31,6 +31,11 @@
 #                              UNSTABLE data kept for COMMIT is bounded (max_unstable_mb,
 #                              commit_secs), and none is kept for a server that answers
 #                              FILE_SYNC (ganesha's NFS_Commit = true): no COMMIT at all
+#   two-writers                two descriptors write one file; the first (whose open the
+#                              engine's writes use: the oldest) closes while the second
+#                              writes: no write, fsync or close fails (v4.1: a WRITE with the
+#                              stateid of an open being closed got BAD_STATEID, EIO); data
+#                              intact; with -v41
 #   graveyard-owner            the graveyard's u<uid> level on the export must be ours alone:
 #                              another user's, or open to group/others, is refused before
 #                              mounting with the reason named; ours (0700) mounts, also under
@@ -506,6 +511,48 @@ bad-urls)
     fail "no warning naming writeback, keep_cache, drop_backing_cache and negative_timeout: $(grep -E 'warn|mounted' "$work/shim.log")"
   echo "ok: $(grep -o 'warning: -o .*' "$work/shim.log")"
   pass "bad URLs and servers refused before mounting; local-only options named"
+  ;;
+two-writers)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs "&nconnect=4"
+  python3 - "$mnt/f" <<'PY' || fail "two writers through vers=$vers"
+import os, sys, threading, time
+path = sys.argv[1]
+chunk = 1 << 16
+for rnd in range(30):
+    a = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)  # the oldest open
+    b = os.open(path, os.O_WRONLY)
+    err, stop = [], threading.Event()
+    def writer():
+        off = 0
+        try:
+            while not stop.is_set():
+                os.pwrite(b, bytes([off // chunk % 251]) * chunk, off)
+                off += chunk
+        except OSError as e:
+            err.append(f"write at {off}: {e}")
+    t = threading.Thread(target=writer)
+    t.start()
+    time.sleep(0.02)
+    os.close(a)  # while b writes
+    time.sleep(0.02)
+    stop.set()
+    t.join()
+    try:
+        os.fsync(b)
+        os.close(b)
+    except OSError as e:
+        err.append(f"fsync/close: {e}")
+    if err:
+        sys.exit(f"round {rnd}: {err[0]}")
+    data = open(path, "rb").read()
+    bad = [i for i in range(len(data) // chunk) if data[i * chunk:(i + 1) * chunk] != bytes([i % 251]) * chunk]
+    if bad:
+        sys.exit(f"round {rnd}: chunk {bad[0]} of {len(data) // chunk} wrong")
+print(f"30 rounds: the first writer's close amid the second's writes, no error, data intact")
+PY
+  unmount_nfs
+  pass "two writers of one file, the first closing amid the second's writes ($engine)"
   ;;
 graveyard-owner)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
