@@ -1,29 +1,45 @@
-// The NFSv4.1 engine against a broken server (fake_server.h) whose READDIR never says eof
-// and repeats its last cookie: the listing ends in EIO after the first reply that makes no
-// progress, instead of asking again and again and growing its entry list (the fake gives
-// eof after 1000 replies, so that a client without the check ends too, with 1000 entries).
+// The NFSv4.1 engine against a broken server (fake_server.h):
+// - its READDIR never says eof and repeats its last cookie: the listing ends in EIO after
+//   the first reply that makes no progress, instead of asking again and again and growing
+//   its entry list (the fake gives eof after 1000 replies, so that a client without the
+//   check ends too, with 1000 entries);
+// - it goes silent on a connection without a reset (power loss): at the call's timeout the
+//   engine drops that connection and replays the call on a new one, hard or soft, instead
+//   of waiting forever (hard) or failing (soft).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "fake_server.h"
+#include "nfsshim/nfs4/compound.h"
+#include "nfsshim/nfs4/constants.h"
+#include "nfsshim/nfs4/ops_fh.h"
 #include "nfsshim/nfs41/engine.h"
 
 using nfsshim::nfs::IoBackend;
 using namespace nfsshim::nfs41;
+using namespace nfsshim::nfs4;
 
 namespace {
 
-TEST(Nfs41BrokenServer, ReaddirThatNeverAdvancesEndsInEio) {
-  nfs41test::FakeNfs41Server srv;
+Options options(int port) {
   Options o;
   o.addr = "127.0.0.1";
-  o.port = srv.port();
+  o.port = port;
   o.export_path = "/export";
   o.io = IoBackend::kEpoll;
   o.timeout_ms = 5000;
+  return o;
+}
+
+TEST(Nfs41BrokenServer, ReaddirThatNeverAdvancesEndsInEio) {
+  nfs41test::FakeNfs41Server srv;
+  Options o = options(srv.port());
   std::unique_ptr<Engine> e;
   std::string why;
   ASSERT_EQ(Engine::open(o, &e, &why), 0) << why;
@@ -31,6 +47,47 @@ TEST(Nfs41BrokenServer, ReaddirThatNeverAdvancesEndsInEio) {
   EXPECT_EQ(e->readdir(e->default_cred(), e->root(), &ents), -EIO);
   EXPECT_EQ(srv.readdirs(), 2) << "asked again after a reply that made no progress";
   EXPECT_EQ(e->shutdown(), 0);
+}
+
+// SEQUENCE + PUTROOTFH through the engine, on a server that stops answering its
+// connection; 0 when answered. Waits at most 20 s (a client that never gives up on the
+// silent connection would hang here: then the test fails and aborts).
+void silent_connection_then_answered(bool hard) {
+  nfs41test::FakeNfs41Server srv;
+  Options o = options(srv.port());
+  o.hard = hard;
+  o.timeout_ms = 300;
+  o.retrans = 2;
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(o, &e, &why), 0) << why;
+  const int conns_before = srv.connections.load();
+  srv.mute_next();
+  auto call = std::async(std::launch::async, [&] {
+    return e->run(e->default_cred(), [](Compound& k) { return encode_putrootfh(k); },
+                  [](ReplyReader& r) {
+                    uint32_t st;
+                    return r.results_left() ? decode_status_only(r, OP_PUTROOTFH, &st) : 0;
+                  });
+  });
+  if (call.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    ADD_FAILURE() << "the call waited 20 s on a connection the server no longer answers";
+    std::fflush(nullptr);
+    std::abort();
+  }
+  EXPECT_EQ(call.get(), 0) << "the call failed instead of going to a new connection";
+  EXPECT_GE(srv.swallowed(), 1) << "the server never went silent: the case is not made";
+  EXPECT_GT(srv.connections.load(), conns_before) << "no new connection";
+  EXPECT_GE(e->stats().replays, 1u);
+  EXPECT_EQ(e->shutdown(), 0);
+}
+
+TEST(Nfs41BrokenServer, HardMountSilentConnectionIsDroppedAndTheCallReplayed) {
+  silent_connection_then_answered(true);
+}
+
+TEST(Nfs41BrokenServer, SoftMountSilentConnectionIsDroppedAndTheCallReplayed) {
+  silent_connection_then_answered(false);
 }
 
 }  // namespace

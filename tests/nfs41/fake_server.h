@@ -9,6 +9,10 @@
 // DELAY: a compound of exactly SEQUENCE + PUTROOTFH is the scripted one, answered with
 // DELAY (at the PUTROOTFH or at the SEQUENCE) the first N times, then OK.
 //
+// mute_next(): the connection of the next request goes silent (no reply to it or to any
+// later request on it; the socket stays open, no reset), as a server that lost power; new
+// connections are answered (BIND_CONN_TO_SESSION too).
+//
 // READDIR (of the root): a broken server that never says eof, one entry per reply whose
 // cookie is the same every time, up to READDIR_LIMIT replies; then eof.
 //
@@ -105,6 +109,14 @@ class FakeNfs41Server : public RecordServer {
     std::lock_guard<std::mutex> g(mu_);
     return readdirs_;
   }
+  void mute_next() {
+    std::lock_guard<std::mutex> g(mu_);
+    mute_next_ = true;
+  }
+  int swallowed() {
+    std::lock_guard<std::mutex> g(mu_);
+    return swallowed_;
+  }
   std::string data(const std::string& fh) {
     std::lock_guard<std::mutex> g(mu_);
     auto it = files_.find(fh);
@@ -127,6 +139,11 @@ class FakeNfs41Server : public RecordServer {
     bool ok;
     {
       std::lock_guard<std::mutex> g(mu_);  // one compound at a time: the state is simple
+      if (std::exchange(mute_next_, false)) muted_.insert(fd);
+      if (muted_.count(fd)) {
+        ++swallowed_;
+        return true;  // no reply, the connection kept
+      }
       ok = answer(rec, &out);
     }
     if (!ok) {
@@ -249,6 +266,22 @@ class FakeNfs41Server : public RecordServer {
         r.u32(0);  // flags
         channel(r);
         channel(r);
+      }
+    } else if (op == OP_BIND_CONN_TO_SESSION) {
+      std::array<uint8_t, 16> sid{};
+      uint32_t dir;
+      bool rdma;
+      d.fixed_opaque(sid.data(), sid.size());
+      d.u32(&dir);
+      if (d.boolean(&rdma) < 0) return false;
+      ++binds_;
+      if (!sessions_.count(sid)) {
+        result(OP_BIND_CONN_TO_SESSION, NFS4ERR_BADSESSION);
+      } else {
+        result(OP_BIND_CONN_TO_SESSION, NFS4_OK);
+        r.fixed_opaque(sid.data(), sid.size());
+        r.u32(CDFS4_FORE);
+        r.boolean(false);
       }
     } else if (op == OP_DESTROY_SESSION || op == OP_DESTROY_CLIENTID) {
       result(op, NFS4_OK);
@@ -601,6 +634,9 @@ class FakeNfs41Server : public RecordServer {
   static constexpr uint32_t kSlots = 8;
   static constexpr int kReaddirLimit = 1000;
   int readdirs_ = 0;
+  bool mute_next_ = false;
+  std::set<int> muted_;
+  int swallowed_ = 0, binds_ = 0;
   static constexpr uint64_t kClientId = 0x1122334455667788ull;
   static constexpr const char* kRootFh = "fake-root-fh";
   std::mutex mu_;

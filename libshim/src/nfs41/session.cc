@@ -50,6 +50,7 @@ struct Engine::Attempt {
   SlotTable::Ticket t;
   uint64_t session_gen = 0, client_gen = 0;
   CallPtr call;
+  Conn* conn = nullptr;     // where CALL was sent
   int timeouts = 0;
   bool replayed = false;    // sent again on its slot after a lost connection
   bool reply_lost = false;  // sent, and its connection lost before the reply: maybe done
@@ -429,7 +430,8 @@ int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a,
   }
   a->call = std::move(call);
   calls_.fetch_add(1);
-  pick()->submit(a->call);
+  a->conn = pick();
+  a->conn->submit(a->call);
   return 0;
 }
 
@@ -467,7 +469,10 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
         release_abandon();
         return {false, -EIO};
       }
-      SHIM_LOG_WARN("nfs41: server {}:{} not responding, still trying", o_.addr, o_.port);
+      SHIM_LOG_WARN("nfs41: server {}:{} not responding, still trying on a new connection", o_.addr, o_.port);
+      // As the kernel client does: the connection may be dead without a reset (the server
+      // lost power); dropping it fails the call as lost, and it is replayed below.
+      if (a->conn) a->conn->drop();
       continue;
     }
     if (a->call->err == 0 && lose_next_reply_.load(std::memory_order_relaxed) &&
@@ -494,7 +499,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     replays_.fetch_add(1);
     a->replayed = true;
     a->call = a->call->again();
-    pick()->submit(a->call);
+    a->conn = pick();
+    a->conn->submit(a->call);
   }
 
   rpc::XdrDecoder d(a->call->reply);
@@ -518,7 +524,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     ++a->replay_delays;
     delays_.fetch_add(1);
     a->call = a->call->again();
-    pick()->submit(a->call);
+    a->conn = pick();
+    a->conn->submit(a->call);
     return finish(a, decode);
   }
   if (sr.status != 0) {

@@ -130,6 +130,10 @@ class Conn : public nfs::FdHandler {
   // Test hook: shutdown(2) of the socket, as if the network dropped it; ON_NEXT_CALL:
   // right after the next call was written, so that call is surely in flight.
   void drop_for_test(bool on_next_call = false);
+  // Gives up on the socket (a call on it timed out): its calls fail as on a lost
+  // connection, to be replayed on another one, and it reconnects. A server that died
+  // without a reset (power loss) would otherwise keep them waiting forever.
+  void drop() { drop_for_test(false); }
 
   int index() const { return index_; }
   nfs::IoBackend backend() const;
