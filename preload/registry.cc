@@ -20,7 +20,7 @@ Registry& Registry::get() {
 bool Registry::fd_tracked(int fd) const {
   if (empty()) return false;
   if (fd < 0) return false;
-  if (fd >= kFdBits) return true;  // rare: let the locked path decide
+  if (fd >= kFdBits || unsure_.load(std::memory_order_acquire) != 0) return true;  // the locked path decides
   auto* bits = bits_.load(std::memory_order_acquire);
   return bits && (bits[fd / 64].load(std::memory_order_relaxed) >> (fd % 64) & 1);
 }
@@ -43,6 +43,11 @@ void Registry::set_fd_bit(int fd, bool on) {
 }
 
 void Registry::set_refs_locked(Entry* e, const Refs& refs) {
+  if (e->unsure != !refs.complete) {
+    e->unsure = !refs.complete;
+    if (e->unsure) unsure_.fetch_add(1, std::memory_order_acq_rel);
+    else unsure_.fetch_sub(1, std::memory_order_acq_rel);
+  }
   size_t old_maps = e->maps.size();
   for (int fd : e->fds) set_fd_bit(fd, false);
   e->fds = refs.fds;
@@ -54,6 +59,7 @@ void Registry::set_refs_locked(Entry* e, const Refs& refs) {
 
 void Registry::remove_locked(size_t i) {
   Entry& e = list_[i];
+  if (e.unsure) unsure_.fetch_sub(1, std::memory_order_acq_rel);
   for (int fd : e.fds) set_fd_bit(fd, false);
   map_count_.fetch_sub(e.maps.size(), std::memory_order_acq_rel);
   int rv = e.grave->remove(e.name);
@@ -119,6 +125,7 @@ void Registry::update_gauges_locked() {
 
 bool Registry::overlaps(uintptr_t addr, size_t len) {
   std::lock_guard<std::mutex> lock(mu_1);
+  if (unsure_.load(std::memory_order_relaxed) != 0) return true;  // any mapping may be one
   uintptr_t end = addr + len;
   for (const auto& e : list_)
     for (const auto& m : e.maps)
@@ -163,6 +170,7 @@ void Registry::after_fork_child() {
   list_.clear();
   entries_.store(0, std::memory_order_release);
   map_count_.store(0, std::memory_order_release);
+  unsure_.store(0, std::memory_order_release);
   counters().live_entries.store(0, std::memory_order_relaxed);
 }
 

@@ -21,9 +21,13 @@ class Registry {
  public:
   static Registry& get();
 
-  // Fast checks, lock-free: false means the call cannot concern a buried file.
+  // Fast checks, lock-free: false means the call cannot concern a buried file. While the
+  // references of an entry are unknown (/proc could not be read: EMFILE) every descriptor
+  // and mapping counts, so that the next close or munmap scans again.
   bool fd_tracked(int fd) const;
-  bool maps_tracked() const { return map_count_.load(std::memory_order_acquire) != 0; }
+  bool maps_tracked() const {
+    return map_count_.load(std::memory_order_acquire) != 0 || unsure_.load(std::memory_order_acquire) != 0;
+  }
   bool empty() const { return entries_.load(std::memory_order_acquire) == 0; }
 
   // Takes ownership of ENTRY in GRAVE for KEY with the references REFS (already
@@ -53,6 +57,7 @@ class Registry {
     std::string name;
     std::vector<int> fds;
     std::vector<MapRange> maps;
+    bool unsure = false;  // the last scan was incomplete: FDS and MAPS may miss some
   };
   void set_refs_locked(Entry* e, const Refs& refs);
   void remove_locked(size_t i);
@@ -63,6 +68,7 @@ class Registry {
   std::vector<Entry> list_;
   std::atomic<size_t> entries_{0};
   std::atomic<size_t> map_count_{0};
+  std::atomic<size_t> unsure_{0};  // entries whose references are unknown
   // One bit per descriptor below kFdBits; larger descriptors take the locked path.
   static constexpr int kFdBits = 1 << 20;
   std::atomic<std::atomic<uint64_t>*> bits_{nullptr};

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "preload_env.h"
 
@@ -209,6 +211,37 @@ TEST_F(Preload, ClosefromDropsReferences) {
   EXPECT_EQ(errno, 1234);
   EXPECT_EQ(fcntl(900, F_GETFD), -1);
   EXPECT_TRUE(entries_of().empty()) << "closefrom dropped the last reference but the entry stayed";
+}
+
+// A recount that cannot read /proc (the process at its descriptor limit) knows nothing
+// about the references: the entry stays, and the next close or munmap scans again, so the
+// file goes once its last reference does, not at exit.
+TEST_F(Preload, AnIncompleteScanIsRepeatedAtTheNextCloseOrMunmap) {
+  write_file(p("idx"), std::string(4096, 'i'));
+  int fd = open(p("idx").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* m = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  ASSERT_EQ(unlink(p("idx").c_str()), 0);
+  ASSERT_EQ(entries_of().size(), 1u);
+  struct rlimit old, low;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  low = old;
+  low.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  int null = open("/dev/null", O_RDONLY);
+  ASSERT_GE(null, 0);
+  std::vector<int> fill;
+  for (int d; (d = dup(null)) >= 0;) fill.push_back(d);  // the table is full
+  // The close frees one slot: /proc/self/fd opens there, /proc/self/maps cannot.
+  ASSERT_EQ(close(fd), 0);
+  EXPECT_EQ(entries_of().size(), 1u) << "removed although the mapping holds it";
+  for (int d : fill) close(d);  // unrelated descriptors: each close may scan again
+  close(null);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  EXPECT_EQ(static_cast<const char*>(m)[0], 'i');
+  ASSERT_EQ(munmap(m, 4096), 0);
+  EXPECT_TRUE(entries_of().empty()) << "the last munmap did not remove the entry";
 }
 
 TEST_F(Preload, RenameOverAnOpenTargetBuriesTheTarget) {
