@@ -582,16 +582,21 @@ graveyard-owner)
   # Ours but open to others.
   mkdir "$g/u1004"; chown 1004:1004 "$g/u1004"; chmod 755 "$g/u1004"
   refused 1004 "is owned by uid 1004 with mode 755"
+  # mounted_and_used OWNER LABEL: mounted, the level u<uid> (U) is OWNER's with mode 700,
+  # and a file held open while removed through the mount waits there; then unmounted.
+  mounted_and_used() {
+    mount_nfs ""
+    [ "$(stat -c '%u %a' "$u")" = "$1 700" ] || fail "$2: $u is $(stat -c '%u %a' "$u")"
+    echo data > "$mnt/f"
+    exec 7<"$mnt/f"
+    rm "$mnt/f"
+    [ "$(ls -A "$u" | wc -l)" = 1 ] || fail "$2: the unlinked open file is not in the graveyard: $(ls -A "$u")"
+    exec 7<&-
+    unmount_nfs
+  }
   # Ours alone (made by the mount itself): mounted, and used.
   u=$g/u$(id -u)
-  mount_nfs ""
-  [ "$(stat -c '%u %a' "$u")" = "$(id -u) 700" ] || fail "the mount made $u as $(stat -c '%u %a' "$u")"
-  echo data > "$mnt/f"
-  exec 7<"$mnt/f"
-  rm "$mnt/f"
-  [ "$(ls -A "$u" | wc -l)" = 1 ] || fail "the unlinked open file is not in the graveyard: $(ls -A "$u")"
-  exec 7<&-
-  unmount_nfs
+  mounted_and_used "$(id -u)" "made by the mount"
   [ -z "$(ls -A "$u")" ] || fail "graveyard not empty: $(ls -A "$u")"
   # Under root_squash the server owns what we make as its anonymous uid, not ours: the
   # level it made for us is ours all the same (learnt from a probe directory), at every mount.
@@ -601,16 +606,8 @@ graveyard-owner)
   GANESHA_EXPORT_EXTRA='CLIENT { Clients = 127.0.0.1; Squash = Root_Squash; Anonymous_Uid = 4242; Anonymous_Gid = 4242; }' \
     ganesha_start "$work/state" "$work/export2" "$port" "$mnt_port" VFS || fail "ganesha (root_squash)"
   u=$work/export2/.graveyard.nfsshim/u$(id -u)
-  for round in first again; do
-    mount_nfs ""
-    [ "$(stat -c '%u %a' "$u")" = "4242 700" ] || fail "root_squash ($round): u0 is $(stat -c '%u %a' "$u")"
-    echo data > "$mnt/f$round"
-    exec 7<"$mnt/f$round"
-    rm "$mnt/f$round"
-    [ "$(ls -A "$u" | wc -l)" = 1 ] || fail "root_squash ($round): not buried: $(ls -A "$u")"
-    exec 7<&-
-    unmount_nfs
-  done
+  mounted_and_used 4242 "root_squash, first mount"
+  mounted_and_used 4242 "root_squash, mounted again"
   [ -z "$(ls -A "$u")" ] || fail "graveyard not empty: $(ls -A "$u")"
   [ -z "$(ls -A "$work/export2/.graveyard.nfsshim" | grep -v '^u')" ] || fail "a probe was left: $(ls -A "$work/export2/.graveyard.nfsshim")"
   echo "ok: root_squash: u0 owned by the anonymous uid 4242 is ours, at the first mount and again"
