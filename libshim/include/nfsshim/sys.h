@@ -29,17 +29,16 @@ inline int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
 inline int fstat(int fd, struct stat* st) { return static_cast<int>(ret(::syscall(SYS_fstat, fd, st))); }
 // FD's device and inode number from what the kernel holds, asking the filesystem nothing:
 // fstat on NFS writes the file's dirty pages back (to report mtime) and may send a GETATTR.
-// statx (Linux 4.11, glibc 2.28 headers) with AT_STATX_DONT_SYNC; fstat where it is absent.
+// statx (Linux 4.11, glibc 2.28 headers) with AT_STATX_DONT_SYNC; fstat where statx fails
+// for any reason (absent, or refused by a seccomp filter: a reference must not be missed).
 inline int fd_inode(int fd, dev_t* dev, ino_t* ino) {
 #if defined(SYS_statx) && defined(AT_STATX_DONT_SYNC) && defined(STATX_INO)
   struct statx sx;
-  long rv = ret(::syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx));
-  if (rv == 0) {
+  if (ret(::syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx)) == 0) {
     *dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
     *ino = sx.stx_ino;
     return 0;
   }
-  if (rv != -ENOSYS) return static_cast<int>(rv);
 #endif
   struct stat st;
   int r = sys::fstat(fd, &st);
