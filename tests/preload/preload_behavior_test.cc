@@ -146,6 +146,11 @@ TEST_F(Preload, StdioStreamsAreReferencesToo) {
 // the stream holds a buried file) only while something is buried, and must not leave that
 // errno behind a successful fclose.
 TEST_F(Preload, FcloseOfAStreamWithoutADescriptorLeavesErrnoAlone) {
+#if defined(__SANITIZE_THREAD__)
+  // Measured: a TSan program without the shim gets errno 9 after fclose of a memstream
+  // (TSan's own fclose interceptor asks fileno), so the errno there is not ours to check.
+  GTEST_SKIP() << "TSan's fclose interceptor sets EBADF itself for a stream without a descriptor";
+#endif
   write_file(p("f"), "held");
   int fd = open(p("f").c_str(), O_RDONLY);
   ASSERT_EQ(unlink(p("f").c_str()), 0);
