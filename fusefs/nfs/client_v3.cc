@@ -1,5 +1,6 @@
 // The FUSE backend's client over the NFSv3 engine (libnfs contexts on the event loops).
 // NFSv3 has no open state: a FileIo only holds the file's UNSTABLE writer.
+#include <atomic>
 #include <memory>
 
 #include "nfs/client_forward.h"
@@ -12,7 +13,7 @@ class FileIo3 final : public FileIo {
   FileIo3(nfs::Engine& e, const nfs::Fh& fh, nfs::UnstableLimit* limit)
       : e_(e), fh_(fh), writer_(e, fh, nfs::UnstableWriter::kMaxRetained, limit) {}
   int open(const nfs::Cred&, int, std::unique_ptr<CreatedOpen>, uint64_t* handle) override {
-    *handle = 0;
+    *handle = next_.fetch_add(1);  // for the write-behind's error reporting per open
     return 0;
   }
   int close(const nfs::Cred&, uint64_t) override { return 0; }
@@ -30,6 +31,7 @@ class FileIo3 final : public FileIo {
   nfs::Engine& e_;
   const nfs::Fh fh_;
   nfs::UnstableWriter writer_;
+  std::atomic<uint64_t> next_{1};
 };
 
 class ClientV3 final : public ForwardingClient<nfs::Engine> {

@@ -540,6 +540,7 @@ void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uin
     int rv = io->close(c, handle);
     if (rv < 0) SHIM_LOG_WARN("[ino {}] close: {}", n->ino, std::strerror(-rv));
   }
+  n->wb.closed(handle);
   drop_open(fs, n);
 }
 
@@ -559,8 +560,10 @@ int start_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, in
   if (rv < 0) {
     std::lock_guard<std::mutex> g(n->mu);
     if (--n->nopen == 0) n->io.reset();  // nothing buried: that needs an open
+    return rv;
   }
-  return rv;
+  n->wb.opened(*handle, (flags & O_ACCMODE) != O_RDONLY);
+  return 0;
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
@@ -793,18 +796,21 @@ void op_init(void* userdata, fuse_conn_info* conn) noexcept {
 }
 
 // Close-to-open and fsync: every answered write landed, then COMMIT. The error of an
-// answered write that failed is reported here (once), before the COMMIT's own.
-int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n) {
+// answered write that failed is reported here, once to each open (HANDLE), before the
+// COMMIT's own.
+int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n, uint64_t handle) {
   wait_before(fs_of(req), n, WriteBehind::now());
   auto io = io_of(n);
   int rv = io ? io->commit(cred_of(req, false)) : 0;
-  int kept = n->wb.take_error();
+  int kept = n->wb.take_error(handle);
   return kept < 0 ? kept : rv;
 }
 
 void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
-  int rv = commit_node(req, n);  // close-to-open: stable on the server at close
+  // close-to-open: stable on the server at close. Not for an open that cannot write, as
+  // the kernel's NFS client (nfs_file_flush): it has nothing to flush or to be told.
+  int rv = n->wb.writes(fi->fh) ? commit_node(req, n, fi->fh) : 0;
   // close(2) drops the process's POSIX locks on the file; with server locks the kernel
   // keeps no record of them, so that is ours to do (libfuse's flush contract).
   auto io = io_of(n);
@@ -847,9 +853,9 @@ void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* 
   fuse_reply_err(req, -rv);
 }
 
-void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) noexcept {
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
-  fuse_reply_err(req, -commit_node(req, n));
+  fuse_reply_err(req, -commit_node(req, n, fi->fh));
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {

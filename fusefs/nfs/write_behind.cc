@@ -122,7 +122,10 @@ void WriteBehind::end(int64_t ticket, int err) {
     if (it == inflight_.end()) return;
     bytes_ -= it->second.end - it->second.off;
     inflight_.erase(it);
-    if (err < 0 && error_ == 0) error_ = err;
+    if (err < 0 && error_ == 0) {  // another failure before anyone was told is the same one
+      error_ = last_error_ = err;
+      ++errors_;
+    }
     last_end_ = tick();
   }
   cv_.notify_all();
@@ -153,12 +156,34 @@ bool WriteBehind::raced(uint64_t point) {
   return (!inflight_.empty() && inflight_.begin()->first < point) || last_end_ > point;
 }
 
-int WriteBehind::take_error() {
+void WriteBehind::opened(uint64_t handle, bool writes) {
   std::lock_guard<std::mutex> g(mu_);
-  int e = error_;
-  error_ = 0;
-  if (e != 0) cv_.notify_all();
-  return e;
+  // A failure no one was told of yet is this open's too (errseq_sample).
+  opens_[handle] = Open{error_ != 0 ? errors_ - 1 : errors_, writes};
+}
+
+void WriteBehind::closed(uint64_t handle) {
+  std::lock_guard<std::mutex> g(mu_);
+  opens_.erase(handle);
+}
+
+bool WriteBehind::writes(uint64_t handle) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = opens_.find(handle);
+  return it != opens_.end() && it->second.writes;
+}
+
+int WriteBehind::take_error(uint64_t handle) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = opens_.find(handle);
+  const uint64_t told = it != opens_.end() ? it->second.told : error_ != 0 ? errors_ - 1 : errors_;
+  if (told == errors_) return 0;
+  if (it != opens_.end()) it->second.told = errors_;
+  if (error_ != 0) {
+    error_ = 0;
+    cv_.notify_all();
+  }
+  return last_error_;
 }
 
 uint64_t WriteBehind::peak_bytes() {

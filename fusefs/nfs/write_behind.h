@@ -2,8 +2,11 @@
 // before the NFS WRITE is done (the kernel's NFS client answers write(2) from its page cache
 // the same way), so one writer keeps several WRITEs in flight instead of one: without it a
 // writer waits out each NFS round trip. Bounded per file (bytes) and per mount (writes: each
-// in-flight write holds a request thread). A write that then fails keeps its error for the
-// file's next flush or fsync (which report and clear it) and fails later writes until then.
+// in-flight write holds a request thread). A write that then fails keeps its error, and
+// later writes fail until someone has been told. Like the kernel's errseq, every open of
+// the file at the failure (and any opened before it was reported) is told once: at its
+// fsync, or at its flush (close) if it may write. Not only whoever closes first: a reader's
+// close would otherwise take the error of a writer, whose fsync then said its data was safe.
 //
 // Whatever could see the file on the server before such a write lands waits for it:
 // overlapping reads and writes, and every fetch of attributes that the kernel would take
@@ -91,8 +94,14 @@ class WriteBehind {
   // True if a write begun before POINT may have landed during a call started at POINT (it
   // is in flight, or a write ended after POINT): attributes that call fetched may be stale.
   bool raced(uint64_t point);
-  // The kept error (then cleared), or 0.
-  int take_error();
+  // The opens of the file, by their FileIo handle (unique among the file's opens); WRITES:
+  // opened for writing.
+  void opened(uint64_t handle, bool writes);
+  void closed(uint64_t handle);
+  bool writes(uint64_t handle);  // false for an unknown handle
+  // The kept error if open HANDLE has not been told of it yet (it is now), or 0. Later
+  // writes fail until the first open is told.
+  int take_error(uint64_t handle);
 
   uint64_t peak_bytes();  // most bytes in flight at once
 
@@ -112,7 +121,14 @@ class WriteBehind {
   uint64_t bytes_ = 0;
   uint64_t peak_ = 0;
   uint64_t last_end_ = 0;  // now() after the latest end
-  int error_ = 0;
+  int error_ = 0;       // failed write no open was told of yet (fails later writes)
+  int last_error_ = 0;  // the latest failure, for opens not yet told
+  uint64_t errors_ = 0;  // failures so far (one while error_ is untold): errseq's counter
+  struct Open {
+    uint64_t told;  // errors_ it has been told of
+    bool writes;
+  };
+  std::map<uint64_t, Open> opens_;  // by handle
   Batch pending_;  // data null: none pending; else also in inflight_ under its ticket
 };
 

@@ -28,6 +28,8 @@
 #                              O_SYNC writes and write_behind_kb=0 are never answered early;
 #                              on a full export (8 MiB tmpfs) the failed write's ENOSPC
 #                              reaches the application, and the next writes work again;
+#                              it reaches the descriptor that wrote, even after another
+#                              one (a reader) was closed first; with -v41;
 #                              UNSTABLE data kept for COMMIT is bounded (max_unstable_mb,
 #                              commit_secs), and none is kept for a server that answers
 #                              FILE_SYNC (ganesha's NFS_Commit = true): no COMMIT at all
@@ -354,6 +356,14 @@ sys.exit(0 if ok else 1)' "$mnt/lone" "$work/export/lone" || fail "a lone 16 KiB
   rm "$mnt/big" || fail "rm"
   dd if="$work/data" of="$mnt/after" bs=16k count=128 conv=fsync status=none || fail "a write after the ENOSPC was reported"
   cmp -n $((2 << 20)) "$work/data" "$mnt/after" || fail "data after the ENOSPC differs"
+  # The error belongs to the descriptor that wrote: another one's close (here a reader's,
+  # before the writer's fsync) neither reports nor takes it. The tmpfs is filled up to 128
+  # KiB of room, then 1 MiB is written in one write(2).
+  rm "$mnt/after" || fail "rm"
+  dd if=/dev/zero of="$work/small/room" bs=128k count=1 status=none || fail "room"
+  dd if=/dev/zero of="$work/small/fill" bs=64k status=none 2>/dev/null
+  rm "$work/small/room"
+  $check two-fds "$mnt/two" 1024 || fail "a failed write's error went to another descriptor"
   unmount_nfs
   grep "write-behind:" "$work/shim.log" | tail -1
   # The mount-wide bound on UNSTABLE data kept for COMMIT (URL max_unstable_mb, commit_secs):

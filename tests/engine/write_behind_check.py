@@ -8,6 +8,13 @@
       writes MIB MiB into PATH (1 MiB writes, then fsync, close) on a filesystem with less
       room; prints where ENOSPC came; fails if every call succeeded (a lost write error)
       or another error came.
+  write_behind_check.py two-fds PATH KIB
+      opens PATH twice, for writing (W) and for reading (R), writes KIB KiB through W (one
+      write, answered before the server has it), waits 1 s, closes R, then fsyncs and closes
+      W. On a filesystem with less room the write fails on the server meanwhile: its error
+      belongs to W (the kernel's errseq: every descriptor open at the failure sees it once,
+      at fsync, or at close if it can write), not to whoever closes first. Fails unless W's
+      fsync reports ENOSPC; R's close must succeed (it wrote nothing).
   write_behind_check.py keep-open SRC DIR FILES MIB SECS
       writes the first MIB MiB of SRC into FILES files DIR/open<k> (1 MiB writes, no fsync),
       keeps all of them open for SECS seconds more, then closes them (as a broker keeps the
@@ -58,6 +65,23 @@ def nospc(path, mib):
     return 0 if all(w.endswith("ENOSPC") for w in where) else 1
 
 
+def two_fds(path, kib):
+    w = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    r = os.open(path, os.O_RDONLY)
+    got = os.write(w, os.urandom(kib << 10))
+    time.sleep(1)
+    said = {}
+    for name, call in (("R close", lambda: os.close(r)), ("W fsync", lambda: os.fsync(w)),
+                       ("W close", lambda: os.close(w))):
+        try:
+            call()
+            said[name] = "ok"
+        except OSError as e:
+            said[name] = errno.errorcode.get(e.errno, str(e.errno))
+    print(f"two-fds: W wrote {got} bytes; " + ", ".join(f"{k}: {v}" for k, v in said.items()))
+    return 0 if said["W fsync"] == "ENOSPC" and said["R close"] == "ok" else 1
+
+
 def keep_open(src, d, files, mib, secs):
     with open(src, "rb") as f:
         data = f.read(mib << 20)
@@ -78,6 +102,8 @@ if __name__ == "__main__":
         sys.exit(keep_open(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])))
     if len(sys.argv) == 5 and sys.argv[1] == "sizes":
         sys.exit(sizes(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if len(sys.argv) == 4 and sys.argv[1] == "two-fds":
+        sys.exit(two_fds(sys.argv[2], int(sys.argv[3])))
     if len(sys.argv) == 4 and sys.argv[1] == "nospc":
         sys.exit(nospc(sys.argv[2], int(sys.argv[3])))
     sys.exit(__doc__)

@@ -64,6 +64,7 @@ TEST(WriteBehind, TheBudgetBoundsBytesInFlightButNeverStopsAWriteAlone) {
 
 TEST(WriteBehind, AFailedWriteFailsLaterWritesUntilAFlushTakesItsError) {
   WriteBehind wb;
+  wb.opened(1, true);
   int64_t a = wb.begin(0, 4, 4);
   ASSERT_GT(a, 0);
   // A writer waiting for room hears the failure instead of waiting on.
@@ -73,12 +74,45 @@ TEST(WriteBehind, AFailedWriteFailsLaterWritesUntilAFlushTakesItsError) {
   ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(waiting.get(), -ENOSPC);
   EXPECT_EQ(wb.begin(8, 4, 4), -ENOSPC);  // not cleared by being returned
-  EXPECT_EQ(wb.take_error(), -ENOSPC);
-  EXPECT_EQ(wb.take_error(), 0);  // reported once
+  EXPECT_EQ(wb.take_error(1), -ENOSPC);
+  EXPECT_EQ(wb.take_error(1), 0);  // reported once
   int64_t b = wb.begin(8, 4, 4);
   EXPECT_GT(b, 0);
   wb.end(b, 0);
-  EXPECT_EQ(wb.take_error(), 0);
+  EXPECT_EQ(wb.take_error(1), 0);
+}
+
+// errseq, as the kernel keeps a file's writeback errors: each open at the failure is told
+// once, whoever asks first; an open made before anyone was told is told too, a later one not.
+TEST(WriteBehind, AFailedWriteIsToldToEveryOpenOnce) {
+  WriteBehind wb;
+  wb.opened(1, true);
+  wb.opened(2, false);
+  EXPECT_TRUE(wb.writes(1));
+  EXPECT_FALSE(wb.writes(2));
+  EXPECT_FALSE(wb.writes(9));  // unknown
+  int64_t a = wb.begin(0, 4, 4);
+  ASSERT_GT(a, 0);
+  wb.end(a, -ENOSPC);
+  wb.opened(3, true);  // before anyone was told
+  EXPECT_EQ(wb.take_error(2), -ENOSPC);
+  EXPECT_EQ(wb.take_error(2), 0);
+  wb.opened(4, true);  // after: the failure is not its own
+  EXPECT_EQ(wb.take_error(4), 0);
+  EXPECT_EQ(wb.take_error(1), -ENOSPC);
+  EXPECT_EQ(wb.take_error(3), -ENOSPC);
+  EXPECT_EQ(wb.take_error(1), 0);
+  // Writes fail only until the first open was told.
+  int64_t b = wb.begin(4, 4, 4);
+  ASSERT_GT(b, 0);
+  wb.end(b, -EIO);  // a second failure: every open still there is told of it
+  EXPECT_EQ(wb.begin(8, 4, 4), -EIO);
+  for (uint64_t h : {1, 2, 3, 4}) EXPECT_EQ(wb.take_error(h), -EIO) << h;
+  int64_t c = wb.begin(8, 4, 4);
+  ASSERT_GT(c, 0);
+  wb.end(c, 0);
+  wb.closed(4);
+  EXPECT_FALSE(wb.writes(4));
 }
 
 TEST(WriteBehind, WaitBeforeWaitsOnlyForWritesBegunEarlier) {
@@ -210,7 +244,7 @@ TEST_F(WriteBehindGather, AKeptErrorFailsGatheringAndTheBudgetHolds) {
   wb.end(send.ticket, -ENOSPC);
   send = Batch{};
   EXPECT_EQ(gather(32, kAlice, 32), -ENOSPC);
-  EXPECT_EQ(wb.take_error(), -ENOSPC);
+  EXPECT_EQ(wb.take_error(7), -ENOSPC);
   EXPECT_EQ(gather(32, kAlice, 32), WriteBehind::kStarted);
   ASSERT_TRUE(wb.take_pending(ticket, &send));
   wb.end(send.ticket, 0);
