@@ -5,7 +5,10 @@
 //   check ends too, with 1000 entries);
 // - it goes silent on a connection without a reset (power loss): at the call's timeout the
 //   engine drops that connection and replays the call on a new one, hard or soft, instead
-//   of waiting forever (hard) or failing (soft).
+//   of waiting forever (hard) or failing (soft);
+// - it goes away again in the middle of recovery (it said BADSESSION, then CREATE_SESSION
+//   gets no reply for a while): a hard mount waits it out as it waits for any call, and
+//   the call succeeds; a soft one fails the call.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -88,6 +91,51 @@ TEST(Nfs41BrokenServer, HardMountSilentConnectionIsDroppedAndTheCallReplayed) {
 
 TEST(Nfs41BrokenServer, SoftMountSilentConnectionIsDroppedAndTheCallReplayed) {
   silent_connection_then_answered(false);
+}
+
+// SEQUENCE + PUTROOTFH after the server lost its state (restart: BADSESSION, then
+// STALE_CLIENTID) and with its first 3 CREATE_SESSIONs unanswered (300 ms timeouts).
+int call_through_silent_recovery(bool hard, int* swallowed) {
+  nfs41test::FakeNfs41Server srv;
+  Options o = options(srv.port());
+  o.hard = hard;
+  o.timeout_ms = 300;
+  o.retrans = 2;
+  std::unique_ptr<Engine> e;
+  std::string why;
+  EXPECT_EQ(Engine::open(o, &e, &why), 0) << why;
+  if (!e) return -EINVAL;
+  srv.restart(NFS4_OK);
+  srv.swallow_create_sessions(3);
+  auto call = std::async(std::launch::async, [&] {
+    return e->run(e->default_cred(), [](Compound& k) { return encode_putrootfh(k); },
+                  [](ReplyReader& r) {
+                    uint32_t st;
+                    return r.results_left() ? decode_status_only(r, OP_PUTROOTFH, &st) : 0;
+                  });
+  });
+  if (call.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "the call waited 30 s for a server that answers again after 1 s";
+    std::fflush(nullptr);
+    std::abort();
+  }
+  int rv = call.get();
+  *swallowed = srv.create_sessions_swallowed();
+  EXPECT_EQ(e->shutdown(), 0);
+  return rv;
+}
+
+TEST(Nfs41BrokenServer, HardMountWaitsOutAServerSilentDuringRecovery) {
+  int swallowed = 0;
+  EXPECT_EQ(call_through_silent_recovery(true, &swallowed), 0)
+      << "a hard mount failed a call because the server was away during recovery";
+  EXPECT_EQ(swallowed, 3) << "the server never went silent: the case is not made";
+}
+
+TEST(Nfs41BrokenServer, SoftMountFailsACallWhoseRecoveryGetsNoReply) {
+  int swallowed = 0;
+  EXPECT_LT(call_through_silent_recovery(false, &swallowed), 0);
+  EXPECT_GE(swallowed, 1);
 }
 
 }  // namespace

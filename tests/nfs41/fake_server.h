@@ -13,6 +13,9 @@
 // later request on it; the socket stays open, no reset), as a server that lost power; new
 // connections are answered (BIND_CONN_TO_SESSION too).
 //
+// swallow_create_sessions(N): the next N CREATE_SESSIONs get no reply (their connection
+// goes on answering the rest), as a server that went away again in the middle of recovery.
+//
 // READDIR (of the root): a broken server that never says eof, one entry per reply whose
 // cookie is the same every time, up to READDIR_LIMIT replies; then eof.
 //
@@ -113,6 +116,14 @@ class FakeNfs41Server : public RecordServer {
     std::lock_guard<std::mutex> g(mu_);
     mute_next_ = true;
   }
+  void swallow_create_sessions(int n) {
+    std::lock_guard<std::mutex> g(mu_);
+    swallow_cs_ = n;
+  }
+  int create_sessions_swallowed() {
+    std::lock_guard<std::mutex> g(mu_);
+    return cs_swallowed_;
+  }
   int swallowed() {
     std::lock_guard<std::mutex> g(mu_);
     return swallowed_;
@@ -145,6 +156,7 @@ class FakeNfs41Server : public RecordServer {
         return true;  // no reply, the connection kept
       }
       ok = answer(rec, &out);
+      if (std::exchange(no_reply_, false)) return true;
     }
     if (!ok) {
       ADD_FAILURE() << "fake server: a request it does not know";
@@ -251,6 +263,12 @@ class FakeNfs41Server : public RecordServer {
     } else if (op == OP_CREATE_SESSION) {
       uint64_t clientid = 0;
       if (d.u64(&clientid) < 0) return false;
+      if (swallow_cs_ > 0) {
+        --swallow_cs_;
+        ++cs_swallowed_;
+        no_reply_ = true;
+        return true;
+      }
       if (clientid != clientid_) {
         result(OP_CREATE_SESSION, NFS4ERR_STALE_CLIENTID);
         log_.push_back(entry(OP_CREATE_SESSION, NFS4ERR_STALE_CLIENTID));
@@ -635,6 +653,8 @@ class FakeNfs41Server : public RecordServer {
   static constexpr int kReaddirLimit = 1000;
   int readdirs_ = 0;
   bool mute_next_ = false;
+  bool no_reply_ = false;  // answer() decided: this request gets no reply
+  int swallow_cs_ = 0, cs_swallowed_ = 0;
   std::set<int> muted_;
   int swallowed_ = 0, binds_ = 0;
   static constexpr uint64_t kClientId = 0x1122334455667788ull;

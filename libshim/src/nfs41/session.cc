@@ -661,7 +661,9 @@ int Engine::recover_session(uint64_t seen_gen) {
   session_recoveries_.fetch_add(1);
   SHIM_LOG_WARN("nfs41: session lost, creating a new one");
   std::string why;
-  int st = create_session(&why);
+  int st;
+  for (int tries = 0; (st = create_session(&why)) < 0 && wait_out(st, &tries, why);) {
+  }
   if (st > 0 && nfs4_recovery(static_cast<uint32_t>(st)) == Recovery::kNewClientId)
     return new_client_locked();
   if (st != 0) {
@@ -670,6 +672,25 @@ int Engine::recover_session(uint64_t seen_gen) {
   }
   for (size_t i = 1; i < conns_.size(); ++i) conns_[i]->rebind();
   return 0;
+}
+
+bool Engine::wait_out(int st, int* tries, const std::string& why) {
+  // Recovery's calls are bare ones on connection 0 (a new session or client id comes
+  // before any SEQUENCE'd call): a server that goes away again meanwhile must not turn a
+  // hard mount's call into ETIMEDOUT.
+  switch (-st) {
+    case ETIMEDOUT: case ECONNREFUSED: case ECONNRESET: case ECONNABORTED: case EPIPE:
+    case ENOTCONN: case EHOSTUNREACH: case ENETUNREACH:
+      break;
+    default:
+      return false;
+  }
+  if (!o_.hard) return false;
+  if ((*tries)++ % 10 == 0)
+    SHIM_LOG_WARN("nfs41: {}; server {}:{} not responding during recovery, still trying", why, o_.addr,
+                  o_.port);
+  sleep_ms(std::min(100 << std::min(*tries, 5), 2000));
+  return true;
 }
 
 int Engine::recover_clientid(uint64_t seen_gen) {
@@ -697,8 +718,14 @@ int Engine::new_client_locked() {
     from_gen = settled_gen_;
   }
   std::string why;
-  int st = exchange_id(&why);
-  if (st == 0) st = create_session(&why);
+  int st;
+  int tries = 0;
+  while ((st = exchange_id(&why)) < 0 && wait_out(st, &tries, why)) {
+  }
+  if (st == 0) {
+    while ((st = create_session(&why)) < 0 && wait_out(st, &tries, why)) {
+    }
+  }
   if (st == 0) {
     for (size_t i = 1; i < conns_.size(); ++i) conns_[i]->rebind();
     // Reclaims only before RECLAIM_COMPLETE; everything else (CLAIM_FH) only after it.

@@ -286,6 +286,10 @@ class Engine {
   int recover_session(uint64_t seen_gen);
   int recover_clientid(uint64_t seen_gen);
   int new_client_locked();  // recovery_mu_ held
+  // After a recovery step failed with ST (WHY): on a hard mount, a transport failure (no
+  // reply, no connection) is waited out like any call's: sleeps and returns true (try
+  // again). Otherwise false: the step's result is the call's.
+  bool wait_out(int st, int* tries, const std::string& why);
   // OPEN CLAIM_PREVIOUS of every open file (recovery, in the grace period): those reclaimed
   // go to *RECLAIMED, the others (refused, or no grace) to *LOST for reopen().
   void reclaim_opens(std::vector<Open>* reclaimed, std::vector<Open>* lost);
