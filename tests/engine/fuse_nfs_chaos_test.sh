@@ -4,6 +4,9 @@
 # nfs://...?vers=3&nconnect=4 (hard mount) over a private nfs-ganesha (FSAL VFS):
 #   kill-conn  one of the daemon's 4 TCP connections is dropped (ss -K, chosen by its source port)
 #   restart    ganesha is killed (SIGKILL) and started again
+#   outage     the same, with ganesha kept down CHAOS_DOWN_S seconds (default 12), longer
+#              than a soft mount's budget (timeo x (retrans + 1), which URL_OPTS must set
+#              small): a hard mount blocks the application meanwhile, nothing fails
 #   integrity  no fault: the same parallel transfer, plus file D written straight into the
 #              export and read through the mount meanwhile
 # MODE-v41 runs the same over vers=4.1 (the session engine): the connections are the
@@ -26,7 +29,17 @@ set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4 url_opts=${5:-nconnect=4}
 vers=3
 case $mode in *-v41) vers=4.1 mode=${mode%-v41} ;; esac
-case $mode in kill-conn|restart|integrity) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
+case $mode in kill-conn|restart|outage|integrity) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
+down_s=1
+if [ "$mode" = outage ]; then
+  down_s=${CHAOS_DOWN_S:-12}
+  timeo=$(echo "$url_opts" | sed -n 's/.*timeo=\([0-9]*\).*/\1/p')
+  retrans=$(echo "$url_opts" | sed -n 's/.*retrans=\([0-9]*\).*/\1/p')
+  [ -n "$timeo" ] && [ -n "$retrans" ] && [ $((timeo * (retrans + 1))) -lt $((down_s * 10)) ] || {
+    echo "outage: URL_OPTS must set timeo and retrans with timeo x (retrans + 1) < ${down_s}0 (got '$url_opts')" >&2
+    exit 2
+  }
+fi
 nconn=$(echo "$url_opts" | sed -n 's/.*nconnect=\([0-9]*\).*/\1/p')
 [ -n "$nconn" ] || { echo "URL_OPTS must name nconnect= (got '$url_opts')" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -170,16 +183,16 @@ kill-conn)
   touch "$work/flags/stop_writers"
   [ "${resent:-0}" -gt 0 ] || fail "no drop caught requests in flight in $drops drops"
   ;;
-restart)
+restart|outage)
   ganesha_crash "$work/state"
-  echo "ganesha killed (SIGKILL) mid-transfer ($(elapsed))"
-  sleep 1
+  echo "ganesha killed (SIGKILL) mid-transfer ($(elapsed)), kept down $down_s s"
+  sleep "$down_s"
   ganesha_start "$work/state" "$exp" "$port" "$mnt_port" VFS || fail "ganesha restart"
   echo "ganesha restarted ($(elapsed))"
   ;;
 integrity) ;;
 esac
-[ "$mode" != restart ] || running ||
+case $mode in restart|outage) ;; *) false ;; esac && ! running &&
   fail "the transfer had ended before the restart took effect: $(cat "$work"/write_b*.out)"
 for p in $writers; do wait $p || fail "a writer of B saw an error: $(cat "$work"/write_b*.out)"; done
 writers=
@@ -223,7 +236,7 @@ kill-conn)
   [ "$lost" -eq $drops ] || fail "expected $drops lost connections in the daemon log, found $lost"
   [ "$reconn" -eq $drops ] || fail "$drops connections dropped but $reconn reconnected"
   ;;
-restart)
+restart|outage)
   [ "$(grep ' lost: ' "$log" | sed -n "$conn_sed" | sort -u | wc -l)" -eq $nconn ] ||
     fail "expected all $nconn connections lost, found $lost lost"
   [ "$reconn" -ge $nconn ] || fail "expected $nconn reconnects, found $reconn"
@@ -245,7 +258,13 @@ if [ "$vers" = 4.1 ]; then
     [ "$(count 'nfs41: session lost\|nfs41: client id lost')" -eq 0 ] ||
       fail "the session did not survive a dropped connection"
     ;;
-  restart)
+  outage)
+    # The application was blocked, not failed, and the log said why (once, not per call).
+    n=$(count 'not responding, still trying')
+    [ "$n" -ge 1 ] || fail "the server was away ${down_s} s and the daemon never logged 'not responding'"
+    echo "nfs41: 'not responding' logged $n time(s), 'OK' $(count 'nfs41: server .* OK')"
+    ;;&
+  restart|outage)
     # The restarted server knows neither session nor client id: a new one, files re-opened.
     [ "$(count 'nfs41: client id lost')" -ge 1 ] || fail "no new client id after the restart"
     [ "$binds" -ge $((nconn - 1)) ] || fail "only $binds connections bound to the new session"

@@ -469,7 +469,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
         release_abandon();
         return {false, -EIO};
       }
-      SHIM_LOG_WARN("nfs41: server {}:{} not responding, still trying on a new connection", o_.addr, o_.port);
+      if (!not_responding_.exchange(true))
+        SHIM_LOG_WARN("nfs41: server {}:{} not responding, still trying on a new connection", o_.addr, o_.port);
       // As the kernel client does: the connection may be dead without a reset (the server
       // lost power); dropping it fails the call as lost, and it is replayed below.
       if (a->conn) a->conn->drop();
@@ -564,6 +565,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     slot_cv_.notify_one();
   }
   last_ok_ms_.store(now_ms());
+  if (not_responding_.load(std::memory_order_relaxed) && not_responding_.exchange(false))
+    SHIM_LOG_WARN("nfs41: server {}:{} OK", o_.addr, o_.port);
   if (decode(r) < 0 || (r.status() == 0 && r.finish() < 0)) {
     SHIM_LOG_WARN("nfs41: malformed reply: {}", d.error());
     return {false, -EIO};

@@ -341,6 +341,9 @@ class Engine {
   uint32_t maxreq_ = 0, maxresp_ = 0;
   uint32_t lease_s_ = 90;
   std::atomic<int64_t> last_ok_ms_{0};
+  // "Not responding" was logged and no reply came since: logged once, as the kernel's
+  // client does, not once per call that timed out (150 lines in a 12 s outage).
+  std::atomic<bool> not_responding_{false};
 
   std::mutex recovery_mu_;  // engine41_recovery_mu_0: one recovery at a time
   std::mutex opens_mu_;     // engine41_opens_mu_1: open_files_ only
