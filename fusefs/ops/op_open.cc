@@ -105,7 +105,7 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
       neg(::openat(parent->fd.get(), name, backing_flags(fs, fi->flags) | O_CREAT | O_EXCL | O_NOFOLLOW, mode)));
   if (fd == -EEXIST && !(fi->flags & O_EXCL)) fd = -ESTALE;
   if (fd < 0) return (void)fuse_reply_err(req, -fd);
-  int rv = chown_new(req, fs, *parent, parent->fd.get(), name, fd);
+  int rv = chown_new(req, fs, *parent, fd);
   fuse_entry_param e{};
   if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e, true);
   if (rv < 0) {

@@ -43,4 +43,28 @@ grep -q "FileExistsError" <<<"$out" || fail "want EEXIST for O_EXCL, got: $out"
 as_nobody sh -c "echo new > '$M/new'" || fail "uid 65534 cannot create a fresh file"
 [ "$(stat -c %u "$T/back/d/new")" = 65534 ] || fail "a fresh file belongs to uid $(stat -c %u "$T/back/d/new")"
 [ "$(cat "$T/back/d/new")" = new ] || fail "a fresh file holds '$(cat "$T/back/d/new")'"
-pass "creates over names that appeared meanwhile: no symlink followed as root, no file opened past its mode"
+
+# mkdir, symlink, mknod: the daemon makes the node as root, then gives it to the caller. A
+# racer who renames another user's file into its place in between (node_swap.so does it
+# right after the daemon's symlinkat/mknodat, as a racer that won would) must not get that
+# file: here uid 1234's 0600 file, in a directory where uid 65534 may rename it.
+unmount_shim "$T/mnt"
+swap_lib=$(cd "$BUILD" && pwd)/tests/fusefs/libnode_swap.so
+[ -f "$swap_lib" ] || fail "$swap_lib missing (build target node_swap)"
+for kind in symlink fifo; do
+  victim=$T/back/d/victim-$kind
+  echo "secret of uid 1234" > "$victim"
+  chown 1234:1234 "$victim"
+  chmod 600 "$victim"
+  NODE_SWAP="n-$kind:$victim" LD_PRELOAD=$swap_lib mount_shim "$T/back" "$T/mnt"
+  case $kind in
+    symlink) out=$(as_nobody ln -s anywhere "$M/n-$kind" 2>&1) ;;
+    fifo) out=$(as_nobody mkfifo "$M/n-$kind" 2>&1) ;;
+  esac
+  echo "$kind while a racer swaps uid 1234's file in: ${out:-no error}"
+  [ -e "$T/back/d/n-$kind.made" ] || [ -L "$T/back/d/n-$kind.made" ] || fail "$kind: the race harness did not swap (no n-$kind.made)"
+  owner=$(stat -c %u "$T/back/d/n-$kind")
+  [ "$owner" = 1234 ] || fail "$kind: the daemon gave uid 1234's file to uid $owner"
+  unmount_shim "$T/mnt"
+done
+pass "creates over names that appeared meanwhile: no symlink followed as root, no file opened past its mode; nodes swapped after mknod/symlink never given away"
