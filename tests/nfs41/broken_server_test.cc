@@ -52,6 +52,24 @@ TEST(Nfs41BrokenServer, ReaddirThatNeverAdvancesEndsInEio) {
   EXPECT_EQ(e->shutdown(), 0);
 }
 
+// SEQUENCE + PUTROOTFH through E: its result. A call still waiting after SECS seconds
+// (a client that never gives up, WHY) fails the test and aborts it.
+int putrootfh_within(Engine& e, int secs, const char* why) {
+  auto call = std::async(std::launch::async, [&] {
+    return e.run(e.default_cred(), [](Compound& k) { return encode_putrootfh(k); },
+                 [](ReplyReader& r) {
+                   uint32_t st;
+                   return r.results_left() ? decode_status_only(r, OP_PUTROOTFH, &st) : 0;
+                 });
+  });
+  if (call.wait_for(std::chrono::seconds(secs)) != std::future_status::ready) {
+    ADD_FAILURE() << "the call waited " << secs << " s " << why;
+    std::fflush(nullptr);
+    std::abort();
+  }
+  return call.get();
+}
+
 // SEQUENCE + PUTROOTFH through the engine, on a server that stops answering its
 // connection; 0 when answered. Waits at most 20 s (a client that never gives up on the
 // silent connection would hang here: then the test fails and aborts).
@@ -66,19 +84,8 @@ void silent_connection_then_answered(bool hard) {
   ASSERT_EQ(Engine::open(o, &e, &why), 0) << why;
   const int conns_before = srv.connections.load();
   srv.mute_next();
-  auto call = std::async(std::launch::async, [&] {
-    return e->run(e->default_cred(), [](Compound& k) { return encode_putrootfh(k); },
-                  [](ReplyReader& r) {
-                    uint32_t st;
-                    return r.results_left() ? decode_status_only(r, OP_PUTROOTFH, &st) : 0;
-                  });
-  });
-  if (call.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
-    ADD_FAILURE() << "the call waited 20 s on a connection the server no longer answers";
-    std::fflush(nullptr);
-    std::abort();
-  }
-  EXPECT_EQ(call.get(), 0) << "the call failed instead of going to a new connection";
+  EXPECT_EQ(putrootfh_within(*e, 20, "on a connection the server no longer answers"), 0)
+      << "the call failed instead of going to a new connection";
   EXPECT_GE(srv.swallowed(), 1) << "the server never went silent: the case is not made";
   EXPECT_GT(srv.connections.load(), conns_before) << "no new connection";
   EXPECT_GE(e->stats().replays, 1u);
@@ -107,19 +114,7 @@ int call_through_silent_recovery(bool hard, int* swallowed) {
   if (!e) return -EINVAL;
   srv.restart(NFS4_OK);
   srv.swallow_create_sessions(3);
-  auto call = std::async(std::launch::async, [&] {
-    return e->run(e->default_cred(), [](Compound& k) { return encode_putrootfh(k); },
-                  [](ReplyReader& r) {
-                    uint32_t st;
-                    return r.results_left() ? decode_status_only(r, OP_PUTROOTFH, &st) : 0;
-                  });
-  });
-  if (call.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    ADD_FAILURE() << "the call waited 30 s for a server that answers again after 1 s";
-    std::fflush(nullptr);
-    std::abort();
-  }
-  int rv = call.get();
+  int rv = putrootfh_within(*e, 30, "for a server that answers again after 1 s");
   *swallowed = srv.create_sessions_swallowed();
   EXPECT_EQ(e->shutdown(), 0);
   return rv;
