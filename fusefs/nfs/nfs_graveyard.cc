@@ -88,8 +88,11 @@ int open_graveyard(NfsFs& fs, std::string* why) {
   for (const auto& d : ents) {
     if (d.name == "." || d.name == "..") continue;
     auto en = EntryName::parse(d.name);
+    // Of this host: dead if it has booted since, or if the owner's pid is ours to look up
+    // (same pid namespace) and that process is gone.
     bool dead = en && en->kind == 'b' && en->owner.host == me.host &&
-                (!en->owner.same_boot(me) || !process_alive(en->owner.pid, en->owner.start));
+                (!en->owner.same_boot(me) ||
+                 (en->owner.same_pids(me) && !process_alive(en->owner.pid, en->owner.start)));
     if (dead && e.remove(c, fs.graveyard, d.name) == 0) {
       ++removed;
     } else {

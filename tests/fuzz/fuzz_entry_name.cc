@@ -24,6 +24,7 @@ namespace {
 
 bool same(const EntryName& a, const EntryName& b) {
   return a.kind == b.kind && a.owner.host == b.owner.host && a.owner.boot == b.owner.boot &&
+         a.owner.pidns == b.owner.pidns &&
          a.owner.pid == b.owner.pid && a.owner.start == b.owner.start && a.seq == b.seq;
 }
 
@@ -54,6 +55,9 @@ void fuzz_parse(const std::string& name) {
   for (char c : e->owner.boot)
     FUZZ_CHECK(std::isxdigit(static_cast<unsigned char>(c)), "boot %s",
                fuzz_quote(e->owner.boot).c_str());
+  for (char c : e->owner.pidns)
+    FUZZ_CHECK(std::isxdigit(static_cast<unsigned char>(c)), "pidns %s",
+               fuzz_quote(e->owner.pidns).c_str());
   FUZZ_CHECK(e->owner.pid > 0, "pid %d", static_cast<int>(e->owner.pid));
   std::string formatted = e->format();
   auto again = EntryName::parse(formatted);
@@ -79,6 +83,8 @@ void fuzz_make(const uint8_t* data, size_t size) {
   static const char kHex[] = "0123456789abcdefABCDEF";
   size_t boot_len = in.ConsumeIntegralInRange<size_t>(1, 32);
   for (size_t i = 0; i < boot_len; ++i) e.owner.boot += kHex[in.ConsumeIntegralInRange(0, 21)];
+  size_t pidns_len = in.ConsumeIntegralInRange<size_t>(0, 16);  // 0: a name of before
+  for (size_t i = 0; i < pidns_len; ++i) e.owner.pidns += kHex[in.ConsumeIntegralInRange(0, 21)];
   e.owner.pid = in.ConsumeIntegralInRange<pid_t>(1, INT_MAX);
   e.owner.start = in.ConsumeIntegral<uint64_t>();
   e.seq = in.ConsumeIntegral<uint64_t>();

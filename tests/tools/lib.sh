@@ -21,11 +21,13 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 
-# holder_start NAME: starts `nfsshim run -- holder`; sets NAME_pid, NAME_in, NAME_out.
+# holder_start NAME: starts `nfsshim run -- holder` (under HOLDER_WRAP, a command and its
+# options, if set); sets NAME_pid (as the holder sees it), NAME_in, NAME_out.
 holder_start() {
   local n=$1
   mkfifo "$tmp/$n.in" "$tmp/$n.out"
-  "$nfsshim" run -- "$TOOLS_HOLDER" <"$tmp/$n.in" >"$tmp/$n.out" 2>"$tmp/$n.err" &
+  # shellcheck disable=SC2086  # HOLDER_WRAP is a command line
+  ${HOLDER_WRAP:-} "$nfsshim" run -- "$TOOLS_HOLDER" <"$tmp/$n.in" >"$tmp/$n.out" 2>"$tmp/$n.err" &
   holder_pids+=($!)
   local fin fout
   exec {fin}>"$tmp/$n.in" {fout}<"$tmp/$n.out"

@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "nfsshim/identity.h"
 #include "temp_dir.h"
@@ -26,6 +29,36 @@ TEST(EntryName, RoundTrip) {
   EXPECT_EQ(p->kind, 'b');
   EXPECT_TRUE(p->owner.same_process(e.owner));
   EXPECT_EQ(p->seq, 17u);
+}
+
+TEST(EntryName, CarriesThePidNamespaceAfterTheBoot) {
+  EntryName e;
+  e.kind = 'b';
+  e.owner.host = "h";
+  e.owner.boot = "1a2b3c4d";
+  e.owner.pidns = "effffffc";
+  e.owner.pid = 7;
+  e.owner.start = 8;
+  e.seq = 9;
+  EXPECT_EQ(e.format(), "b~h~1a2b3c4d.effffffc~7~8~9");
+  auto p = EntryName::parse(e.format());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->owner.boot, "1a2b3c4d");
+  EXPECT_EQ(p->owner.pidns, "effffffc");
+  EXPECT_TRUE(p->owner.same_process(e.owner));
+  // Names of before carry none.
+  auto old = EntryName::parse("b~h~1a2b3c4d~7~8~9");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->owner.pidns, "");
+  for (const char* bad : {"b~h~1a2b.~7~8~9", "b~h~.ab~7~8~9", "b~h~1a.2b.3c~7~8~9", "b~h~1a.zz~7~8~9"})
+    EXPECT_FALSE(EntryName::parse(bad)) << bad;
+}
+
+TEST(Identity, NamesItsPidNamespace) {
+  Identity me = self_identity();
+  char link[64] = {};
+  ASSERT_GT(readlink("/proc/self/ns/pid", link, sizeof link - 1), 0);
+  EXPECT_EQ("pid:[" + std::to_string(std::stoull(me.pidns, nullptr, 16)) + "]", link);
 }
 
 TEST(EntryName, NeverMatchesSillyRenameGlobs) {

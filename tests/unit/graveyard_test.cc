@@ -200,6 +200,23 @@ TEST(ClassifyEntry, DecidesByOwner) {
   rebooted.boot = "ffffffff";
   EXPECT_EQ(classify_entry(name(rebooted), self, 5, 100).action, ReapAction::keep);
 
+  // Another pid namespace on this host (a container sharing its name and kernel): its
+  // pids are not ours to look up, even one that names a dead process here.
+  ASSERT_FALSE(self.pidns.empty()) << "no pid namespace read from /proc/self/ns/pid";
+  Identity contained = dead;
+  contained.pidns = self.pidns + "1";
+  auto d = classify_entry(name(contained), self, 99, 100);
+  EXPECT_EQ(d.action, ReapAction::keep);
+  EXPECT_EQ(d.reason, "owner in another pid namespace, younger than the foreign age");
+  EXPECT_EQ(classify_entry(name(contained), self, 100, 100).action, ReapAction::remove);
+  // A name without one (written before pid namespaces were named) is judged as before.
+  Identity unnamed = dead;
+  unnamed.pidns.clear();
+  EXPECT_EQ(classify_entry(name(unnamed), self, 0, 100).action, ReapAction::remove);
+  unnamed = parent;
+  unnamed.pidns.clear();
+  EXPECT_EQ(classify_entry(name(unnamed), self, 0, 100).action, ReapAction::keep);
+
   EXPECT_EQ(classify_entry(name(self, 's'), self, 5, 100).action, ReapAction::keep);
   EXPECT_EQ(classify_entry(name(self, 's'), self, 500, 100).action, ReapAction::remove);
   EXPECT_EQ(classify_entry(".nfs000000000012abcd00000001", self, 1e6, 100).action, ReapAction::keep);

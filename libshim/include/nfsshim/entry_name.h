@@ -1,12 +1,14 @@
 // Names of graveyard entries. One format shared by the preload, the FUSE daemon and
 // `nfsshim gc`:
 //
-//   KIND~HOST~BOOT~PID~START~SEQ
+//   KIND~HOST~BOOT[.PIDNS]~PID~START~SEQ
 //
 // KIND is 'b' for a file we buried (removed when its owner's last reference goes, or
 // when the owner is found dead) or 's' for a silly-rename leftover we swept out of a
 // directory so that rmdir could succeed (somebody else may hold it: removed only
-// after the foreign age). HOST contains no '~'; all other fields are numbers.
+// after the foreign age). HOST contains no '~'; all other fields are numbers (BOOT and
+// PIDNS hex). PIDNS (the pid namespace's inode) is in names made since 2026-12-04; a name
+// without it is judged as if its owner shared the reaper's pid namespace, as before.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
-// Who owns a graveyard entry: host, boot, process. A process is named by its pid and
-// its start time (field 22 of /proc/PID/stat), so a recycled pid is never mistaken
-// for the owner.
+// Who owns a graveyard entry: host, boot, pid namespace, process. A process is named by
+// its pid and its start time (field 22 of /proc/PID/stat), so a recycled pid is never
+// mistaken for the owner. Pids mean something only in their own pid namespace: a
+// container sharing the host's name and kernel (Kubernetes hostNetwork pods) sees other
+// processes under the same numbers, so its entries are judged like another host's.
 #pragma once
 
 #include <sys/types.h>
@@ -13,12 +15,19 @@ namespace nfsshim {
 struct Identity {
   std::string host;   // hostname, with characters unsafe in an entry name replaced
   std::string boot;   // first 8 hex digits of /proc/sys/kernel/random/boot_id
+  // The pid namespace's inode (/proc/self/ns/pid), hex; empty if unknown (entries named
+  // before 2026-12-04 carry none: judged as before, as if in ours).
+  std::string pidns;
   pid_t pid = 0;
   uint64_t start = 0;  // process start time, clock ticks since boot
 
   bool same_boot(const Identity& o) const { return host == o.host && boot == o.boot; }
+  // Pids of O are ours to look up (same boot; the same pid namespace, or one unknown).
+  bool same_pids(const Identity& o) const {
+    return same_boot(o) && (pidns.empty() || o.pidns.empty() || pidns == o.pidns);
+  }
   bool same_process(const Identity& o) const {
-    return same_boot(o) && pid == o.pid && start == o.start;
+    return same_pids(o) && pid == o.pid && start == o.start;
   }
 };
 

@@ -15,6 +15,10 @@ std::string EntryName::format() const {
   s += owner.host;
   s += '~';
   s += owner.boot;
+  if (!owner.pidns.empty()) {
+    s += '.';
+    s += owner.pidns;
+  }
   s += '~';
   s += std::to_string(owner.pid);
   s += '~';
@@ -49,9 +53,17 @@ std::optional<EntryName> EntryName::parse(std::string_view name) {
   e.kind = f[0][0];
   if (f[1].empty() || f[2].empty()) return std::nullopt;
   e.owner.host = std::string(f[1]);
-  e.owner.boot = std::string(f[2]);
-  for (char c : e.owner.boot)
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+  // BOOT or BOOT.PIDNS (since 2026-12-04), both hex.
+  const size_t dot = f[2].find('.');
+  e.owner.boot = std::string(f[2].substr(0, dot));
+  if (dot != std::string_view::npos) {
+    e.owner.pidns = std::string(f[2].substr(dot + 1));
+    if (e.owner.pidns.empty()) return std::nullopt;
+  }
+  if (e.owner.boot.empty()) return std::nullopt;
+  for (const std::string* h : {&e.owner.boot, &e.owner.pidns})
+    for (char c : *h)
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
   long pid = 0;
   // A pid is a positive int (pid_t): anything wider would be truncated to another pid.
   if (!parse_num(f[3], &pid) || pid <= 0 || pid > INT_MAX) return std::nullopt;

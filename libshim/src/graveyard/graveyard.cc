@@ -159,6 +159,12 @@ ReapDecision classify_entry(const std::string& name, const Identity& self, int64
                            : "owner on another host or boot, younger than the foreign age";
     return d;
   }
+  if (!e->owner.same_pids(self)) {
+    d.action = foreign_age ? ReapAction::remove : ReapAction::keep;
+    d.reason = foreign_age ? "owner in another pid namespace, older than the foreign age"
+                           : "owner in another pid namespace, younger than the foreign age";
+    return d;
+  }
   if (e->owner.pid == self.pid && e->owner.start == self.start) {
     d.action = ReapAction::adopt;
     d.reason = "owned by this process";

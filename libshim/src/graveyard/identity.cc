@@ -82,6 +82,16 @@ Identity self_identity() {
     for (ssize_t i = 0; i < n && id.boot.size() < 8; ++i)
       if (std::isxdigit(static_cast<unsigned char>(boot[i]))) id.boot.push_back(boot[i]);
     if (id.boot.empty()) id.boot = "0";
+    // "pid:[4026531836]": a process never changes its own pid namespace.
+    char ns[64] = {};
+    ssize_t k = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    const char* digits = k > 0 ? std::strchr(ns, '[') : nullptr;
+    if (digits) {
+      char* end = nullptr;
+      unsigned long long ino = std::strtoull(digits + 1, &end, 10);
+      char hex[32];
+      if (end && *end == ']' && ino != 0 && std::snprintf(hex, sizeof hex, "%llx", ino) > 0) id.pidns = hex;
+    }
     return p;
   }();
   Identity id = *machine;
