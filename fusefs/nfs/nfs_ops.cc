@@ -815,6 +815,9 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   // keeps no record of them, so that is ours to do (libfuse's flush contract).
   auto io = io_of(n);
   if (io && fi->lock_owner != 0 && fs_of(req).client->server_locks()) {
+    // What the owner wrote under its locks (through another, writable open) lands before
+    // another client can take them, as at F_UNLCK (op_setlk).
+    wait_before(fs_of(req), n, WriteBehind::now());
     int lr = io->unlock_owner(cred_of(req, false), fi->fh, fi->lock_owner);
     if (lr < 0) SHIM_LOG_WARN("[ino {}] dropping locks at close: {}", ino, std::strerror(-lr));
   }

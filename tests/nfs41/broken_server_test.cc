@@ -101,8 +101,9 @@ TEST(Nfs41BrokenServer, SoftMountSilentConnectionIsDroppedAndTheCallReplayed) {
 }
 
 // SEQUENCE + PUTROOTFH after the server lost its state (restart: BADSESSION, then
-// STALE_CLIENTID) and with its first 3 CREATE_SESSIONs unanswered (300 ms timeouts).
-int call_through_silent_recovery(bool hard, int* swallowed) {
+// STALE_CLIENTID) and with its first 3 CREATE_SESSIONs unanswered (300 ms timeouts); with
+// MUTE_CONNECTION the first one's connection goes silent for good instead.
+int call_through_silent_recovery(bool hard, int* swallowed, bool mute_connection = false) {
   nfs41test::FakeNfs41Server srv;
   Options o = options(srv.port());
   o.hard = hard;
@@ -113,7 +114,8 @@ int call_through_silent_recovery(bool hard, int* swallowed) {
   EXPECT_EQ(Engine::open(o, &e, &why), 0) << why;
   if (!e) return -EINVAL;
   srv.restart(NFS4_OK);
-  srv.swallow_create_sessions(3);
+  if (mute_connection) srv.mute_at_create_session();
+  else srv.swallow_create_sessions(3);
   int rv = putrootfh_within(*e, 30, "for a server that answers again after 1 s");
   *swallowed = srv.create_sessions_swallowed();
   EXPECT_EQ(e->shutdown(), 0);
@@ -125,6 +127,14 @@ TEST(Nfs41BrokenServer, HardMountWaitsOutAServerSilentDuringRecovery) {
   EXPECT_EQ(call_through_silent_recovery(true, &swallowed), 0)
       << "a hard mount failed a call because the server was away during recovery";
   EXPECT_EQ(swallowed, 3) << "the server never went silent: the case is not made";
+}
+
+// The connection recovery talks on went silent (no reset): it is dropped at the timeout
+// and recovery goes on over a new one, not resent on the dead one forever.
+TEST(Nfs41BrokenServer, HardMountRecoveryLeavesAConnectionThatWentSilent) {
+  int swallowed = 0;
+  EXPECT_EQ(call_through_silent_recovery(true, &swallowed, true), 0);
+  EXPECT_EQ(swallowed, 1) << "the server never went silent: the case is not made";
 }
 
 TEST(Nfs41BrokenServer, SoftMountFailsACallWhoseRecoveryGetsNoReply) {

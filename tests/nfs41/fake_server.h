@@ -15,6 +15,8 @@
 //
 // swallow_create_sessions(N): the next N CREATE_SESSIONs get no reply (their connection
 // goes on answering the rest), as a server that went away again in the middle of recovery.
+// mute_at_create_session(): the connection of the next CREATE_SESSION goes silent for good
+// (as mute_next()); new connections are answered.
 //
 // READDIR (of the root): a broken server that never says eof, one entry per reply whose
 // cookie is the same every time, up to READDIR_LIMIT replies; then eof.
@@ -120,6 +122,10 @@ class FakeNfs41Server : public RecordServer {
     std::lock_guard<std::mutex> g(mu_);
     swallow_cs_ = n;
   }
+  void mute_at_create_session() {
+    std::lock_guard<std::mutex> g(mu_);
+    mute_at_cs_ = true;
+  }
   int create_sessions_swallowed() {
     std::lock_guard<std::mutex> g(mu_);
     return cs_swallowed_;
@@ -156,6 +162,11 @@ class FakeNfs41Server : public RecordServer {
         return true;  // no reply, the connection kept
       }
       ok = answer(rec, &out);
+      if (std::exchange(mute_this_, false)) {
+        muted_.insert(fd);
+        ++swallowed_;
+        return true;
+      }
       if (std::exchange(no_reply_, false)) return true;
     }
     if (!ok) {
@@ -263,6 +274,11 @@ class FakeNfs41Server : public RecordServer {
     } else if (op == OP_CREATE_SESSION) {
       uint64_t clientid = 0;
       if (d.u64(&clientid) < 0) return false;
+      if (std::exchange(mute_at_cs_, false)) {
+        ++cs_swallowed_;
+        mute_this_ = true;
+        return true;
+      }
       if (swallow_cs_ > 0) {
         --swallow_cs_;
         ++cs_swallowed_;
@@ -654,6 +670,8 @@ class FakeNfs41Server : public RecordServer {
   int readdirs_ = 0;
   bool mute_next_ = false;
   bool no_reply_ = false;  // answer() decided: this request gets no reply
+  bool mute_this_ = false;  // answer() decided: nor any other on its connection
+  bool mute_at_cs_ = false;
   int swallow_cs_ = 0, cs_swallowed_ = 0;
   std::set<int> muted_;
   int swallowed_ = 0, binds_ = 0;

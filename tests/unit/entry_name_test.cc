@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nfsshim/identity.h"
@@ -59,6 +61,33 @@ TEST(Identity, NamesItsPidNamespace) {
   char link[64] = {};
   ASSERT_GT(readlink("/proc/self/ns/pid", link, sizeof link - 1), 0);
   EXPECT_EQ("pid:[" + std::to_string(std::stoull(me.pidns, nullptr, 16)) + "]", link);
+}
+
+// A child forked after unshare(CLONE_NEWPID) lives in the new namespace: its entries
+// must say so, not repeat what its parent read before the fork.
+TEST(Identity, AChildInANewPidNamespaceNamesItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "unshare(CLONE_NEWPID) needs root";
+  const std::string mine = self_identity().pidns;
+  ASSERT_FALSE(mine.empty());
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (unshare(CLONE_NEWPID) != 0) _exit(2);
+    pid_t grandchild = fork();
+    if (grandchild < 0) _exit(5);
+    if (grandchild == 0) {
+      const std::string ns = self_identity().pidns;
+      _exit(ns.empty() ? 3 : ns == mine ? 4 : 0);
+    }
+    int st = 0;
+    if (waitpid(grandchild, &st, 0) != grandchild || !WIFEXITED(st)) _exit(5);
+    _exit(WEXITSTATUS(st));
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "2: unshare failed, 3: no namespace read, 4: the parent's namespace, "
+                                   "5: fork/wait failed";
 }
 
 TEST(EntryName, NeverMatchesSillyRenameGlobs) {

@@ -48,6 +48,21 @@ int read_start_time(pid_t pid, const char* proc, uint64_t* out) {
   return 0;
 }
 
+// The calling process's pid namespace, "pid:[4026531836]" as hex, or "" if unreadable.
+// Read at each call, not once: a child forked after unshare(CLONE_NEWPID) is in another
+// one than its parent. A readlink, no descriptor: it works at the descriptor limit too.
+std::string pid_namespace() {
+  char ns[64] = {};
+  ssize_t k = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  const char* digits = k > 0 ? std::strchr(ns, '[') : nullptr;
+  if (!digits) return std::string();
+  char* end = nullptr;
+  unsigned long long ino = std::strtoull(digits + 1, &end, 10);
+  char hex[32];
+  if (!end || *end != ']' || ino == 0 || std::snprintf(hex, sizeof hex, "%llx", ino) <= 0) return std::string();
+  return hex;
+}
+
 }  // namespace
 
 uint64_t process_start_time(pid_t pid, const char* proc) {
@@ -82,20 +97,11 @@ Identity self_identity() {
     for (ssize_t i = 0; i < n && id.boot.size() < 8; ++i)
       if (std::isxdigit(static_cast<unsigned char>(boot[i]))) id.boot.push_back(boot[i]);
     if (id.boot.empty()) id.boot = "0";
-    // "pid:[4026531836]": a process never changes its own pid namespace.
-    char ns[64] = {};
-    ssize_t k = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
-    const char* digits = k > 0 ? std::strchr(ns, '[') : nullptr;
-    if (digits) {
-      char* end = nullptr;
-      unsigned long long ino = std::strtoull(digits + 1, &end, 10);
-      char hex[32];
-      if (end && *end == ']' && ino != 0 && std::snprintf(hex, sizeof hex, "%llx", ino) > 0) id.pidns = hex;
-    }
     return p;
   }();
   Identity id = *machine;
   id.pid = static_cast<pid_t>(::syscall(SYS_getpid));
+  id.pidns = pid_namespace();
   // The start time is read once per pid (a fork gets its own): reading /proc can fail
   // later (EMFILE at the descriptor limit), and 0 is what then comes back. One word holds
   // both, pid in the low 22 bits (pid_max <= 2^22), so no reader pairs one pid with

@@ -689,6 +689,12 @@ bool Engine::wait_out(int st, int* tries, const std::string& why) {
       return false;
   }
   if (!o_.hard) return false;
+  {
+    std::lock_guard<std::mutex> g(renew_mu_);
+    if (stopping_) return false;  // unmounting: a server that is away must not hold it up
+  }
+  // No reply: the connection may be dead without a reset (as in finish()); a new one.
+  if (st == -ETIMEDOUT) conns_[0]->drop();
   if ((*tries)++ % 10 == 0)
     SHIM_LOG_WARN("nfs41: {}; server {}:{} not responding during recovery, still trying", why, o_.addr,
                   o_.port);
