@@ -7,8 +7,6 @@
 #include <charconv>
 #include <cstring>
 
-#include "nfsshim/log.h"
-
 namespace nfsshim::fuse {
 
 ProcPath::ProcPath(int fd) {
@@ -112,34 +110,6 @@ int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int fd) {
   // The file we made, whatever its name is now (for an O_PATH descriptor of a symlink, the
   // link itself).
   return static_cast<int>(neg(::fchownat(fd, "", uid, gid, AT_EMPTY_PATH)));
-}
-
-int give_new_node(fuse_req_t req, const Fs& fs, const Inode& parent, const char* name, mode_t type) {
-  const fuse_ctx* ctx = fuse_req_ctx(req);
-  if (ctx->uid == fs.uid && ctx->gid == fs.gid) return 0;
-  // A directory is read for its entries; anything else is only looked at.
-  const int flags = type == S_IFDIR ? O_RDONLY | O_DIRECTORY : O_PATH;
-  sys::Fd fd(sys::openat(parent.fd.get(), name, flags | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return fd.get();
-  struct stat st;
-  int rv = sys::fstatat(fd.get(), "", &st, AT_EMPTY_PATH);
-  if (rv < 0) return rv;
-  bool ours = (st.st_mode & S_IFMT) == type && st.st_uid == fs.uid;
-  if (ours && type == S_IFDIR) {
-    bool empty = true;
-    rv = sys::for_each_name(fd.get(), [&](const char*) { return empty = false; });
-    if (rv < 0) return rv;
-    ours = empty;
-  }
-  // The caller's own node needs nothing kept from it (and is what a server that maps our
-  // uid to the caller's, root_squash with the anonymous uid, shows).
-  if (!ours && st.st_uid != ctx->uid) {
-    SHIM_LOG_WARN("'{}' is not given to uid {}: it is not what we made there a moment ago (uid {}, mode {:o}): "
-                  "replaced meanwhile, or the server maps our uid",
-                  name, ctx->uid, st.st_uid, st.st_mode);
-    return -EPERM;
-  }
-  return chown_new(req, fs, parent, fd.get());
 }
 
 }  // namespace nfsshim::fuse

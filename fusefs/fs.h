@@ -82,13 +82,6 @@ int stat_inode(Inode& inode, struct stat* st);
 // caller of REQ (the daemon creates as root; the kernel already checked the caller's
 // rights). In a set-group-ID directory the group is the directory's, as the kernel chose it.
 int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int fd);
-// The same for a node made by name (mkdir, mknod, symlink: no descriptor comes back): gives
-// what is at PARENT/NAME now only if it is still what the daemon made there (of TYPE, owned
-// by the daemon, a directory still empty), else -EPERM. A racer who may rename in PARENT
-// could have put another user's file there in between: given away by name, its owner
-// would have changed to the caller's.
-int give_new_node(fuse_req_t req, const Fs& fs, const Inode& parent, const char* name, mode_t type);
-
 // Entry and attribute timeouts from the options.
 void set_timeouts(const Fs& fs, fuse_entry_param* e);
 

@@ -1,23 +1,29 @@
-// mkdir, mknod, symlink: make the node, give it to the caller, look it up.
+// mkdir, mknod, symlink: make the node as the caller (as_caller.h), look it up.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "as_caller.h"
 #include "fs.h"
 #include "ops/ops.h"
 
 namespace nfsshim::fuse::ops {
 namespace {
 
-// MAKE(dirfd) creates PARENT/NAME, of TYPE, and returns 0 or -errno.
+// MAKE(dirfd) creates PARENT/NAME and returns 0 or -errno. It runs as the caller
+// (as_caller.h): the node is the caller's from the start, nothing to give it afterwards.
 template <typename Make>
-void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t type, Make make) {
+void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Make make) {
   Fs& fs = fs_of(req);
   auto parent = fs.inodes->get(parent_ino);
   if (!parent) return (void)fuse_reply_err(req, ESTALE);
   if (fs.hidden_name(*parent, name)) return (void)fuse_reply_err(req, EEXIST);
-  int rv = make(parent->fd.get());
-  if (rv == 0) rv = give_new_node(req, fs, *parent, name, type);
+  int rv;
+  {
+    AsCaller as(req, fs);
+    rv = as.error();
+    if (rv == 0) rv = make(parent->fd.get());
+  }
   fuse_entry_param e{};
   if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e, true);
   if (rv < 0) return (void)fuse_reply_err(req, -rv);
@@ -27,16 +33,16 @@ void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t t
 }  // namespace
 
 void mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  make_node(req, parent, name, S_IFDIR, [&](int dirfd) { return sys::mkdirat(dirfd, name, mode); });
+  make_node(req, parent, name, [&](int dirfd) { return sys::mkdirat(dirfd, name, mode); });
 }
 
 void mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  make_node(req, parent, name, (mode & S_IFMT) != 0 ? mode & S_IFMT : S_IFREG,  // mknod(2): 0 is S_IFREG
+  make_node(req, parent, name,
             [&](int dirfd) { return static_cast<int>(neg(::mknodat(dirfd, name, mode, rdev))); });
 }
 
 void symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
-  make_node(req, parent, name, S_IFLNK,
+  make_node(req, parent, name,
             [&](int dirfd) { return static_cast<int>(neg(::symlinkat(link, dirfd, name))); });
 }
 

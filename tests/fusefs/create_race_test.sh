@@ -44,27 +44,54 @@ as_nobody sh -c "echo new > '$M/new'" || fail "uid 65534 cannot create a fresh f
 [ "$(stat -c %u "$T/back/d/new")" = 65534 ] || fail "a fresh file belongs to uid $(stat -c %u "$T/back/d/new")"
 [ "$(cat "$T/back/d/new")" = new ] || fail "a fresh file holds '$(cat "$T/back/d/new")'"
 
-# mkdir, symlink, mknod: the daemon makes the node as root, then gives it to the caller. A
-# racer who renames another user's file into its place in between (node_swap.so does it
-# right after the daemon's symlinkat/mknodat, as a racer that won would) must not get that
-# file: here uid 1234's 0600 file, in a directory where uid 65534 may rename it.
+# mkdir, symlink, mknod: the daemon makes the node as the caller (fsuid, fsgid, groups of
+# the FUSE request), so there is nothing to hand over afterwards. Before, it made the node
+# as root and then chowned the name to the caller: a racer who renamed another user's file
+# into its place in between (node_swap.so does it right after the daemon's
+# symlinkat/mknodat, as a racer that won would) got that file: uid 1234's, or root's for
+# a regular file from mknod(2), which the checks of 680edd2 let through.
 unmount_shim "$T/mnt"
 swap_lib=$(cd "$BUILD" && pwd)/tests/fusefs/libnode_swap.so
 [ -f "$swap_lib" ] || fail "$swap_lib missing (build target node_swap)"
-for kind in symlink fifo; do
+for kind in symlink fifo regular; do
   victim=$T/back/d/victim-$kind
-  echo "secret of uid 1234" > "$victim"
-  chown 1234:1234 "$victim"
+  owner=1234
+  [ $kind = regular ] && owner=0
+  echo "secret of uid $owner" > "$victim"
+  chown $owner:$owner "$victim"
   chmod 600 "$victim"
   NODE_SWAP="n-$kind:$victim" LD_PRELOAD=$swap_lib mount_shim "$T/back" "$T/mnt"
   case $kind in
     symlink) out=$(as_nobody ln -s anywhere "$M/n-$kind" 2>&1) ;;
     fifo) out=$(as_nobody mkfifo "$M/n-$kind" 2>&1) ;;
+    regular) out=$(as_nobody /usr/bin/python3 -c "import os, stat; os.mknod('$M/n-$kind', stat.S_IFREG | 0o600)" 2>&1) ;;
   esac
-  echo "$kind while a racer swaps uid 1234's file in: ${out:-no error}"
+  echo "$kind while a racer swaps uid $owner's file in: ${out:-no error}"
   [ -e "$T/back/d/n-$kind.made" ] || [ -L "$T/back/d/n-$kind.made" ] || fail "$kind: the race harness did not swap (no n-$kind.made)"
-  owner=$(stat -c %u "$T/back/d/n-$kind")
-  [ "$owner" = 1234 ] || fail "$kind: the daemon gave uid 1234's file to uid $owner"
+  got=$(stat -c %u "$T/back/d/n-$kind")
+  [ "$got" = $owner ] || fail "$kind: the daemon gave uid $owner's file to uid $got"
+  [ "$(stat -c %u "$T/back/d/n-$kind.made")" = 65534 ] || fail "$kind: the node made was not the caller's"
   unmount_shim "$T/mnt"
 done
-pass "creates over names that appeared meanwhile: no symlink followed as root, no file opened past its mode; nodes swapped after mknod/symlink never given away"
+
+# Made as the caller: its owner and group; its supplementary groups count (a directory
+# writable by group 4242 only); a set-group-ID directory's group is inherited.
+mount_shim "$T/back" "$T/mnt"
+mkdir -p "$T/back/g" "$T/back/sg"
+chgrp 4242 "$T/back/g"
+chmod 775 "$T/back/g"
+chgrp 4343 "$T/back/sg"
+chmod 2777 "$T/back/sg"
+as_nobody mkdir "$M/fresh-dir" && as_nobody mkfifo "$M/fresh-fifo" && as_nobody ln -s x "$M/fresh-link" ||
+  fail "uid 65534 cannot make a directory, fifo or symlink"
+for n in fresh-dir fresh-fifo fresh-link; do
+  [ "$(stat -c %u:%g "$T/back/d/$n")" = 65534:65534 ] || fail "$n belongs to $(stat -c %u:%g "$T/back/d/$n")"
+done
+setpriv --reuid=65534 --regid=65534 --groups=4242 mkdir "$T/mnt/g/by-group" ||
+  fail "uid 65534 in group 4242 cannot mkdir in a directory writable by group 4242"
+out=$(as_nobody mkdir "$T/mnt/g/no-group" 2>&1) && fail "uid 65534 without group 4242 made a directory there"
+grep -q "Permission denied" <<<"$out" || fail "want EACCES without the group, got: $out"
+as_nobody mkdir "$T/mnt/sg/inherits" || fail "mkdir in a set-group-ID directory"
+[ "$(stat -c %u:%g "$T/back/sg/inherits")" = 65534:4343 ] || fail "in a set-group-ID directory: $(stat -c %u:%g "$T/back/sg/inherits")"
+unmount_shim "$T/mnt"
+pass "creates over names that appeared meanwhile: no symlink followed as root, no file opened past its mode; nodes made as the caller (owner, groups, set-group-ID), none given away by a racer"

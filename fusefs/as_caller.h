@@ -1,0 +1,41 @@
+// The calling thread's filesystem identity switched to the FUSE caller's, for one node
+// creation (mkdir, mknod, symlink). The node is then made as the caller would make it
+// without the mount (its owner, its group or the set-group-ID directory's, the permission
+// checks with its supplementary groups; on NFS the server sees the caller), and nothing
+// is handed over afterwards: a chown by name could be raced by whoever may rename in the
+// directory (another user's file put under the name in between, and given away).
+//
+// setfsuid, setfsgid and setgroups are the thread's own only as raw syscalls: glibc's
+// setgroups (and setuid) change every thread of the process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+#include "fuse_api.h"
+
+namespace nfsshim::fuse {
+
+struct Fs;
+
+class AsCaller {
+ public:
+  // Switches unless the caller is the daemon itself (then nothing to do).
+  AsCaller(fuse_req_t req, const Fs& fs);
+  ~AsCaller();
+  AsCaller(const AsCaller&) = delete;
+  AsCaller& operator=(const AsCaller&) = delete;
+  // 0, or -EPERM if the thread could not take the caller's identity (a daemon without
+  // CAP_SETUID/CAP_SETGID serving another user): nothing must be made then.
+  int error() const { return error_; }
+
+ private:
+  bool switched_ = false;
+  int error_ = 0;
+  uid_t uid_ = 0;  // the daemon's, restored at the end
+  gid_t gid_ = 0;
+  std::vector<gid_t> groups_;
+};
+
+}  // namespace nfsshim::fuse
