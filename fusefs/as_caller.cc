@@ -1,31 +1,50 @@
 // AsCaller (as_caller.h): the thread's fsuid, fsgid and groups, switched and restored.
 #include "as_caller.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "fs.h"
 #include "nfsshim/log.h"
+
+// 32-bit x86 and ARM have 16-bit ids behind the plain numbers; the *32 calls take gid_t.
+#ifdef SYS_setgroups32
+#define NFSSHIM_SYS_SETGROUPS SYS_setgroups32
+#define NFSSHIM_SYS_GETGROUPS SYS_getgroups32
+#define NFSSHIM_SYS_SETFSUID SYS_setfsuid32
+#define NFSSHIM_SYS_SETFSGID SYS_setfsgid32
+#else
+#define NFSSHIM_SYS_SETGROUPS SYS_setgroups
+#define NFSSHIM_SYS_GETGROUPS SYS_getgroups
+#define NFSSHIM_SYS_SETFSUID SYS_setfsuid
+#define NFSSHIM_SYS_SETFSGID SYS_setfsgid
+#endif
 
 namespace nfsshim::fuse {
 namespace {
 
 int set_groups(const std::vector<gid_t>& g) {
-  return ::syscall(SYS_setgroups, g.size(), g.empty() ? nullptr : g.data()) == 0 ? 0 : -errno;
+  return ::syscall(NFSSHIM_SYS_SETGROUPS, g.size(), g.empty() ? nullptr : g.data()) == 0 ? 0 : -errno;
 }
 
 // setfsuid/setfsgid return the previous id and never fail visibly: asking again with an
 // invalid id (-1) returns the current one.
+uid_t fsuid_now() { return static_cast<uid_t>(::syscall(NFSSHIM_SYS_SETFSUID, static_cast<uid_t>(-1))); }
+gid_t fsgid_now() { return static_cast<gid_t>(::syscall(NFSSHIM_SYS_SETFSGID, static_cast<gid_t>(-1))); }
 bool set_fsuid(uid_t u) {
-  ::syscall(SYS_setfsuid, u);
-  return static_cast<uid_t>(::syscall(SYS_setfsuid, static_cast<uid_t>(-1))) == u;
+  ::syscall(NFSSHIM_SYS_SETFSUID, u);
+  return fsuid_now() == u;
 }
 bool set_fsgid(gid_t g) {
-  ::syscall(SYS_setfsgid, g);
-  return static_cast<gid_t>(::syscall(SYS_setfsgid, static_cast<gid_t>(-1))) == g;
+  ::syscall(NFSSHIM_SYS_SETFSGID, g);
+  return fsgid_now() == g;
 }
 
 }  // namespace
@@ -33,12 +52,19 @@ bool set_fsgid(gid_t g) {
 AsCaller::AsCaller(fuse_req_t req, const Fs& fs) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   if (ctx->uid == fs.uid && ctx->gid == fs.gid) return;
-  uid_ = static_cast<uid_t>(::syscall(SYS_setfsuid, static_cast<uid_t>(-1)));
-  gid_ = static_cast<gid_t>(::syscall(SYS_setfsgid, static_cast<gid_t>(-1)));
-  int n = static_cast<int>(::syscall(SYS_getgroups, 0, nullptr));
+  if (ctx->uid == fs.uid && fs.uid != 0) {
+    // A daemon run by this very user (no right to switch): only the group is the caller's
+    // (sg, newgrp), set afterwards by chown_group(); the user may only change its own
+    // files' group, so a name swapped meanwhile gives nothing away.
+    group_ = ctx->gid;
+    return;
+  }
+  uid_ = fsuid_now();
+  gid_ = fsgid_now();
+  int n = static_cast<int>(::syscall(NFSSHIM_SYS_GETGROUPS, 0, nullptr));
   if (n >= 0) {
     groups_.resize(static_cast<size_t>(n));
-    n = static_cast<int>(::syscall(SYS_getgroups, n, groups_.data()));
+    n = static_cast<int>(::syscall(NFSSHIM_SYS_GETGROUPS, n, groups_.data()));
   }
   if (n < 0) {
     error_ = -EPERM;
@@ -53,6 +79,10 @@ AsCaller::AsCaller(fuse_req_t req, const Fs& fs) {
     theirs.resize(static_cast<size_t>(k));
     k = fuse_req_getgroups(req, k, theirs.data());
   }
+  if (k < 0 && log::first_time("as_caller_groups"))
+    SHIM_LOG_WARN("cannot read the supplementary groups of pid {} (uid {}): {}; nodes are made with its "
+                  "primary group only (a directory writable through another of its groups refuses them)",
+                  ctx->pid, ctx->uid, std::strerror(-k));
   theirs.resize(k > 0 ? static_cast<size_t>(std::min<int>(k, static_cast<int>(theirs.size()))) : 0);
   switched_ = true;
   if (set_groups(theirs) != 0 || !set_fsgid(ctx->gid) || !set_fsuid(ctx->uid)) {
@@ -67,9 +97,22 @@ AsCaller::AsCaller(fuse_req_t req, const Fs& fs) {
 AsCaller::~AsCaller() {
   if (!switched_) return;
   // The daemon's fsuid first: it brings back the capabilities the switch took away.
-  set_fsuid(uid_);
-  set_fsgid(gid_);
-  set_groups(groups_);
+  bool ok = set_fsuid(uid_);
+  ok = set_fsgid(gid_) && ok;
+  ok = set_groups(groups_) == 0 && ok;
+  // This worker thread would serve the next requests as the caller: never.
+  if (!ok) {
+    SHIM_LOG_ERROR("cannot restore the daemon's identity on a worker thread after a caller's mkdir/mknod/"
+                   "symlink; stopping");
+    std::abort();
+  }
+}
+
+int AsCaller::chown_group(int dirfd, const char* name) const {
+  if (group_ == static_cast<gid_t>(-1)) return 0;
+  struct stat pst;
+  if (::fstat(dirfd, &pst) == 0 && (pst.st_mode & S_ISGID)) return 0;  // the directory's group, as the kernel chose
+  return ::fchownat(dirfd, name, static_cast<uid_t>(-1), group_, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
 }
 
 }  // namespace nfsshim::fuse

@@ -29,9 +29,13 @@ class AsCaller {
   // 0, or -EPERM if the thread could not take the caller's identity (a daemon without
   // CAP_SETUID/CAP_SETGID serving another user): nothing must be made then.
   int error() const { return error_; }
+  // After the node DIRFD/NAME was made: a daemon that could not switch because it is the
+  // caller's own user gives it the caller's group (unless DIRFD is set-group-ID). 0 or -errno.
+  int chown_group(int dirfd, const char* name) const;
 
  private:
   bool switched_ = false;
+  gid_t group_ = static_cast<gid_t>(-1);  // for chown_group; -1: nothing to do
   int error_ = 0;
   uid_t uid_ = 0;  // the daemon's, restored at the end
   gid_t gid_ = 0;

@@ -23,6 +23,7 @@ void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Make mak
     AsCaller as(req, fs);
     rv = as.error();
     if (rv == 0) rv = make(parent->fd.get());
+    if (rv == 0) rv = as.chown_group(parent->fd.get(), name);
   }
   fuse_entry_param e{};
   if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e, true);

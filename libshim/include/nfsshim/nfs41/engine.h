@@ -353,7 +353,7 @@ class Engine {
   std::atomic<bool> no_exclusive4_1_{false};     // the server refused EXCLUSIVE4_1: GUARDED
 
   std::thread renewer_;
-  std::mutex renew_mu_;  // leaf: never held across a call (wait_out takes it under recovery_mu_)
+  std::mutex renew_mu_;  // after recovery_mu_ (wait_out), before mu_ (renew_main); never held across a call
   std::condition_variable renew_cv_;
   bool stopping_ = false;
   bool shut_down_ = false;
