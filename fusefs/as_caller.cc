@@ -84,8 +84,11 @@ AsCaller::AsCaller(fuse_req_t req, const Fs& fs) {
                   "primary group only (a directory writable through another of its groups refuses them)",
                   ctx->pid, ctx->uid, std::strerror(-k));
   theirs.resize(k > 0 ? static_cast<size_t>(std::min<int>(k, static_cast<int>(theirs.size()))) : 0);
-  switched_ = true;
-  if (set_groups(theirs) != 0 || !set_fsgid(ctx->gid) || !set_fsuid(ctx->uid)) {
+  // Each step only after the one before it worked; the destructor undoes exactly those.
+  groups_set_ = set_groups(theirs) == 0;
+  fsgid_set_ = groups_set_ && set_fsgid(ctx->gid);
+  fsuid_set_ = fsgid_set_ && set_fsuid(ctx->uid);
+  if (!fsuid_set_) {
     if (log::first_time("as_caller"))
       SHIM_LOG_WARN("cannot make nodes as the calling user (uid {}): the daemon lacks the right to switch "
                     "(CAP_SETUID/CAP_SETGID); mkdir, mknod and symlink by other users fail with EPERM",
@@ -95,11 +98,10 @@ AsCaller::AsCaller(fuse_req_t req, const Fs& fs) {
 }
 
 AsCaller::~AsCaller() {
-  if (!switched_) return;
   // The daemon's fsuid first: it brings back the capabilities the switch took away.
-  bool ok = set_fsuid(uid_);
-  ok = set_fsgid(gid_) && ok;
-  ok = set_groups(groups_) == 0 && ok;
+  bool ok = !fsuid_set_ || set_fsuid(uid_);
+  ok = (!fsgid_set_ || set_fsgid(gid_)) && ok;
+  ok = (!groups_set_ || set_groups(groups_) == 0) && ok;
   // This worker thread would serve the next requests as the caller: never.
   if (!ok) {
     SHIM_LOG_ERROR("cannot restore the daemon's identity on a worker thread after a caller's mkdir/mknod/"

@@ -34,7 +34,7 @@ class AsCaller {
   int chown_group(int dirfd, const char* name) const;
 
  private:
-  bool switched_ = false;
+  bool groups_set_ = false, fsgid_set_ = false, fsuid_set_ = false;  // what to undo
   gid_t group_ = static_cast<gid_t>(-1);  // for chown_group; -1: nothing to do
   int error_ = 0;
   uid_t uid_ = 0;  // the daemon's, restored at the end
