@@ -40,6 +40,15 @@ Options options(int port) {
   return o;
 }
 
+// Quick to give up on a silent server: 300 ms per try, 2 retries (soft: 0.9 s in all).
+Options quick_options(int port, bool hard) {
+  Options o = options(port);
+  o.hard = hard;
+  o.timeout_ms = 300;
+  o.retrans = 2;
+  return o;
+}
+
 TEST(Nfs41BrokenServer, ReaddirThatNeverAdvancesEndsInEio) {
   nfs41test::FakeNfs41Server srv;
   Options o = options(srv.port());
@@ -75,10 +84,7 @@ int putrootfh_within(Engine& e, int secs, const char* why) {
 // silent connection would hang here: then the test fails and aborts).
 void silent_connection_then_answered(bool hard) {
   nfs41test::FakeNfs41Server srv;
-  Options o = options(srv.port());
-  o.hard = hard;
-  o.timeout_ms = 300;
-  o.retrans = 2;
+  Options o = quick_options(srv.port(), hard);
   std::unique_ptr<Engine> e;
   std::string why;
   ASSERT_EQ(Engine::open(o, &e, &why), 0) << why;
@@ -105,10 +111,7 @@ TEST(Nfs41BrokenServer, SoftMountSilentConnectionIsDroppedAndTheCallReplayed) {
 // MUTE_CONNECTION the first one's connection goes silent for good instead.
 int call_through_silent_recovery(bool hard, int* swallowed, bool mute_connection = false) {
   nfs41test::FakeNfs41Server srv;
-  Options o = options(srv.port());
-  o.hard = hard;
-  o.timeout_ms = 300;
-  o.retrans = 2;
+  Options o = quick_options(srv.port(), hard);
   std::unique_ptr<Engine> e;
   std::string why;
   EXPECT_EQ(Engine::open(o, &e, &why), 0) << why;
