@@ -810,14 +810,15 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
   // close-to-open: stable on the server at close. Not for an open that cannot write, as
   // the kernel's NFS client (nfs_file_flush): it has nothing to flush or to be told.
-  int rv = n->wb.writes(fi->fh) ? commit_node(req, n, fi->fh) : 0;
+  const bool writes = n->wb.writes(fi->fh);
+  int rv = writes ? commit_node(req, n, fi->fh) : 0;
   // close(2) drops the process's POSIX locks on the file; with server locks the kernel
   // keeps no record of them, so that is ours to do (libfuse's flush contract).
   auto io = io_of(n);
   if (io && fi->lock_owner != 0 && fs_of(req).client->server_locks()) {
-    // What the owner wrote under its locks (through another, writable open) lands before
-    // another client can take them, as at F_UNLCK (op_setlk).
-    wait_before(fs_of(req), n, WriteBehind::now());
+    // What the owner wrote under its locks lands before another client can take them, as
+    // at F_UNLCK (op_setlk); commit_node waited already for a writable open.
+    if (!writes) wait_before(fs_of(req), n, WriteBehind::now());
     int lr = io->unlock_owner(cred_of(req, false), fi->fh, fi->lock_owner);
     if (lr < 0) SHIM_LOG_WARN("[ino {}] dropping locks at close: {}", ino, std::strerror(-lr));
   }

@@ -53,7 +53,7 @@ int read_start_time(pid_t pid, const char* proc, uint64_t* out) {
 // one than its parent. A readlink, no descriptor: it works at the descriptor limit too.
 std::string pid_namespace() {
   char ns[64] = {};
-  ssize_t k = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  ssize_t k = sys::readlinkat(AT_FDCWD, "/proc/self/ns/pid", ns, sizeof ns - 1);
   const char* digits = k > 0 ? std::strchr(ns, '[') : nullptr;
   if (!digits) return std::string();
   char* end = nullptr;
