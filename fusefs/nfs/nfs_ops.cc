@@ -787,6 +787,10 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t off, fu
 
 void op_init(void* userdata, fuse_conn_info* conn) noexcept {
   const NfsFs& fs = *static_cast<const NfsFs*>(userdata);
+  // open(O_TRUNC) as a SETATTR of size 0 after the OPEN (op_setattr: answered writes land
+  // and are committed first), as the kernel's NFSv3 client sends it. libfuse asks for
+  // FUSE_CAP_ATOMIC_O_TRUNC by default, and then the kernel leaves the truncate to our OPEN.
+  conn->want &= ~static_cast<unsigned>(FUSE_CAP_ATOMIC_O_TRUNC);
   // WRITE requests through a pipe (op_write_buf). Replies are not spliced: READ data is in
   // our memory, and libfuse would copy it into a pipe first.
   std::string why = fs.opts.splice ? "" : "-o nosplice";

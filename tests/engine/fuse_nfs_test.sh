@@ -33,6 +33,10 @@
 #                              UNSTABLE data kept for COMMIT is bounded (max_unstable_mb,
 #                              commit_secs), and none is kept for a server that answers
 #                              FILE_SYNC (ganesha's NFS_Commit = true): no COMMIT at all
+#   o-trunc                    open(O_TRUNC) of an existing file truncates it: a shorter
+#                              rewrite leaves no old tail (the mount and the export), also
+#                              while another descriptor's answered writes are in flight;
+#                              with -v41
 #   two-writers                two descriptors write one file; the first (whose open the
 #                              engine's writes use: the oldest) closes while the second
 #                              writes: no write, fsync or close fails (v4.1: a WRITE with the
@@ -521,6 +525,38 @@ bad-urls)
     fail "no warning naming writeback, keep_cache, drop_backing_cache and negative_timeout: $(grep -E 'warn|mounted' "$work/shim.log")"
   echo "ok: $(grep -o 'warning: -o .*' "$work/shim.log")"
   pass "bad URLs and servers refused before mounting; local-only options named"
+  ;;
+o-trunc)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs "&nconnect=2"
+  # 1. A shell rewrite: open(O_WRONLY|O_CREAT|O_TRUNC) of the existing file, 2 bytes.
+  printf 0123456789 > "$mnt/f" || fail "write through the mount"
+  printf ab > "$mnt/f" || fail "rewrite through the mount"
+  got=$(cat "$mnt/f") && [ "$got" = ab ] || fail "a rewrite with O_TRUNC kept the old tail: '$got' through the mount"
+  # 2. O_TRUNC while another descriptor's writes were answered and are still in flight.
+  python3 - "$mnt/g" <<'PY' || fail "O_TRUNC amid answered writes through vers=$vers"
+import os, sys
+path = sys.argv[1]
+for rnd in range(20):
+    a = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    for i in range(16):  # 4 MiB answered early, most of it still in flight below
+        os.pwrite(a, bytes([65 + i]) * (256 << 10), i * (256 << 10))
+    b = os.open(path, os.O_RDWR | os.O_TRUNC)
+    os.write(b, b"yz")
+    os.close(b)
+    os.close(a)
+    data = open(path, "rb").read()
+    if data != b"yz":
+        sys.exit(f"round {rnd}: {len(data)} bytes after O_TRUNC and a 2-byte write, "
+                 f"starting {data[:8]!r}")
+print("20 rounds: O_TRUNC after 4 MiB of answered writes leaves just the 2 new bytes")
+PY
+  unmount_nfs
+  for f in f g; do
+    want=ab; [ $f = g ] && want=yz
+    got=$(cat "$work/export/$f") && [ "$got" = $want ] || fail "the export's $f is '$got', not '$want'"
+  done
+  pass "open(O_TRUNC) truncates an existing file, also amid answered writes ($engine)"
   ;;
 two-writers)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
