@@ -84,8 +84,10 @@ int WriteBehind::gather(uint64_t off, const char* buf, size_t len, const nfs::Cr
     if (error_ != 0) return error_;
     if (pending_.data) {
       std::string& d = *pending_.data;
+      // Not onto another write in flight (the batch's own range ends at OFF): two
+      // overlapping WRITEs on the wire land in either order.
       if (pending_.off + d.size() == off && d.size() + len <= max && bytes_ + len <= budget &&
-          pending_.cred == c) {
+          pending_.cred == c && !overlaps_locked(off, off + len)) {
         d.append(buf, len);
         inflight_[static_cast<uint64_t>(pending_.ticket)].end = off + len;
         bytes_ += len;

@@ -77,8 +77,9 @@ class WriteBehind {
   void end(int64_t ticket, int err);
 
   // An answered write of LEN bytes at OFF from BUF by C, gathered: appended to the pending
-  // batch if it continues it (same C, at most MAX bytes with it, within BUDGET), else a new
-  // pending batch if START and nothing is pending (else as begin: *SEND first).
+  // batch if it continues it (same C, at most MAX bytes with it, within BUDGET, not onto
+  // another write in flight), else a new pending batch if START and nothing is pending
+  // (else as begin: *SEND first).
   enum Gather { kSendFirst = 0, kAppended = 1, kStarted = 2, kNotGathered = 3 };
   // Returns a Gather or the kept error (-errno). kAppended with *SEND set: the batch became
   // full, send it now. kStarted: *TICKET is the new batch's (for the flusher).

@@ -207,6 +207,36 @@ TEST_F(WriteBehindGather, AWriteThatDoesNotContinueTheBatchSendsItFirst) {
   wb.end(send.ticket, 0);
 }
 
+TEST_F(WriteBehindGather, AnAppendOntoAWriteInFlightSendsTheBatchFirst) {
+  // [64, 128) was answered and is in flight; a batch grows up to it, then onto it.
+  const int64_t big = wb.begin(64, 64, 1 << 20, &send);
+  ASSERT_GT(big, 0);
+  ASSERT_EQ(gather(32), WriteBehind::kStarted);
+  ASSERT_EQ(gather(48), WriteBehind::kAppended);  // [32, 64): beside it
+  // [64, 80) overlaps the write in flight: two overlapping WRITEs on the wire could land in
+  // either order, so the batch goes first and this write waits for the one in flight.
+  ASSERT_EQ(gather(64), WriteBehind::kSendFirst);
+  ASSERT_TRUE(send.data);
+  EXPECT_EQ(send.off, 32u);
+  EXPECT_EQ(send.data->size(), 32u);
+  const int64_t batch = send.ticket;
+  auto w = std::async(std::launch::async, [&] {
+    Batch none;
+    int64_t t = 0;
+    int r = wb.gather(64, chunk.data(), chunk.size(), kAlice, kMax, 1 << 20, true, &none, &t);
+    if (r == WriteBehind::kStarted) wb.take_pending(t, &none);
+    return std::make_pair(r, t);
+  });
+  EXPECT_TRUE(still_waiting(w));
+  wb.end(batch, 0);
+  EXPECT_TRUE(still_waiting(w));  // the batch was not in its way
+  wb.end(big, 0);
+  ASSERT_EQ(w.wait_for(5s), std::future_status::ready);
+  auto [r, t] = w.get();
+  EXPECT_EQ(r, WriteBehind::kStarted);
+  wb.end(t, 0);
+}
+
 TEST_F(WriteBehindGather, WaitsHandBackThePendingBatchTheyWouldWaitFor) {
   const uint64_t p0 = WriteBehind::now();
   ASSERT_EQ(gather(100), WriteBehind::kStarted);
