@@ -100,15 +100,20 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   if (S_ISDIR(source.st_mode)) return kPass;
   if (source.st_dev == target.st_dev && source.st_ino == target.st_ino) return kPass;
   if (source.st_dev != target.st_dev) return kPass;  // EXDEV
-  // Find the graveyard entry name by burying; the target name is absent until the
-  // rename below puts the new file there.
+  // Only a target this process holds goes through the graveyard, in both modes: the plain
+  // rename is atomic (a checkpoint written to .tmp and renamed over its name is never
+  // missing, not even after a crash), ours is two renames. The kernel's silly rename of a
+  // held target is two renames as well. A target only other processes hold is silly-renamed
+  // by the kernel, as without the shim, until they close it.
   Registry& reg = Registry::get();
   InodeKey key{target.st_dev, target.st_ino};
-  if (config().mode == BuryMode::referenced) {
+  {
     Refs refs = scan_refs({key}, -1, true)[0];
     Counters::inc(counters().scans);
     if (!refs.any()) return kPass;
   }
+  // Find the graveyard entry name by burying; the target name is absent until the
+  // rename below puts the new file there.
   Graveyard* grave = Watcher::get().graveyard_for(newdir, newpath, target.st_dev, true);
   if (!grave) {
     fallback("rename", EACCES);

@@ -24,9 +24,20 @@ if as_nobody ln "$scratch/open/target" "$scratch/open/probe" 2>/dev/null; then
   fail "uid 65534 may hard-link root's file here (fs.protected_hardlinks=$(cat /proc/sys/fs/protected_hardlinks)): the case cannot be made"
 fi
 
-plain=$(as_nobody mv -T "$scratch/locked/source" "$scratch/open/target" 2>&1) && fail "plain mv succeeded"
+# The renaming process holds the target open: only then does the preload bury it first.
+rename_held() {
+  python3 -c 'import os, sys
+fd = os.open(sys.argv[2], os.O_RDONLY)
+try:
+    os.rename(sys.argv[1], sys.argv[2])
+except OSError as e:
+    sys.exit(f"rename: {os.strerror(e.errno)}")' "$@"
+}
+plain=$(as_nobody bash -c "$(declare -f rename_held); rename_held \"\$@\"" _ \
+  "$scratch/locked/source" "$scratch/open/target" 2>&1) && fail "plain rename succeeded"
 shim=$(as_nobody env LD_PRELOAD="$lib" NFSSHIM_WATCH="$scratch" NFSSHIM_MODE=all \
-  mv -T "$scratch/locked/source" "$scratch/open/target" 2>&1) && fail "mv under the preload succeeded"
+  bash -c "$(declare -f rename_held); rename_held \"\$@\"" _ \
+  "$scratch/locked/source" "$scratch/open/target" 2>&1) && fail "rename under the preload succeeded"
 echo "plain: $plain"
 echo "shim:  $shim"
 shim=$(grep -v ' nfsshim\[' <<<"$shim" || true)  # the shim's own log lines aside

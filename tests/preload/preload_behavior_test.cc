@@ -11,8 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "preload_env.h"
@@ -259,6 +261,30 @@ TEST_F(Preload, RenameOverAnOpenTargetBuriesTheTarget) {
   EXPECT_EQ(read_fd(fd), "old");
   EXPECT_EQ(entries_of().size(), 1u);
   close(fd);
+  EXPECT_TRUE(entries_of().empty());
+}
+
+TEST_F(Preload, RenameOverATargetNoOneHoldsIsAtomic) {
+  // Kafka's checkpoints are written to .tmp and renamed over their name, which must never
+  // be missing: not to another thread, not after a crash between two steps.
+  write_file(p("checkpoint"), "0");
+  const std::string name = p("checkpoint"), tmp = p("checkpoint.tmp");
+  std::atomic<bool> stop{false};
+  std::atomic<int> missing{0};
+  std::thread watcher([&] {
+    struct stat st;
+    while (!stop.load()) {
+      if (stat(name.c_str(), &st) != 0) missing.fetch_add(1);
+    }
+  });
+  for (int i = 1; i <= 3000; ++i) {
+    write_file(tmp, std::to_string(i));
+    ASSERT_EQ(rename(tmp.c_str(), name.c_str()), 0);
+  }
+  stop = true;
+  watcher.join();
+  EXPECT_EQ(missing.load(), 0) << "the renamed-over name was missing to another thread";
+  EXPECT_EQ(read_file(name), "3000");
   EXPECT_TRUE(entries_of().empty());
 }
 
