@@ -76,7 +76,18 @@ void* raw_mmap(size_t len, int prot, int fd) {
   return rv == -1 ? MAP_FAILED : reinterpret_cast<void*>(rv);
 }
 void raw_munmap(void* addr, size_t len) { ::syscall(SYS_munmap, addr, len); }
-int raw_ftruncate(int fd, off_t len) { return static_cast<int>(sys::ret(::syscall(SYS_ftruncate, fd, len))); }
+// Writes LEN zero bytes from offset 0: the file gets its blocks now. ftruncate alone leaves
+// a hole, and on a full filesystem the first store into the mapped page is a SIGBUS.
+int raw_fill_zeros(int fd, size_t len) {
+  static const char zeros[512] = {};
+  for (size_t done = 0; done < len;) {
+    long n = ::syscall(SYS_pwrite64, fd, zeros, std::min(sizeof zeros, len - done), static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? -errno : -ENOSPC;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
 pid_t raw_getpid() { return static_cast<pid_t>(::syscall(SYS_getpid)); }
 
 void copy_counters(const Counters& from, Counters* to) {
@@ -108,7 +119,7 @@ int map_file(StatsKind kind, int dirfd, std::string* why) {
   sys::unlinkat(dirfd, name, 0);
   sys::Fd fd(sys::openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0644));
   if (!fd.valid()) return fail(why, "cannot create", g_pub.path, fd.get());
-  int rv = raw_ftruncate(fd.get(), sizeof(StatsLayout));
+  int rv = raw_fill_zeros(fd.get(), sizeof(StatsLayout));
   if (rv < 0) {
     sys::unlinkat(dirfd, name, 0);
     return fail(why, "cannot size", g_pub.path, rv);
