@@ -113,6 +113,8 @@ __attribute__((constructor)) static void on_load() { init_process(); }
 __attribute__((destructor)) static void on_unload() {
   if (!initialized()) return;
   Guard guard;
+  // Not in a vfork child that calls exit() (a failed exec): the entries are its parent's.
+  if (!guard.outermost()) return;
   ErrnoKeeper keep;
   Registry::get().remove_all();
 }
