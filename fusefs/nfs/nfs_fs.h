@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -43,6 +44,9 @@ struct Node {
   // rename may still be opened by a path walk that found it before the rename.
   bool keep_while_known = false;
   std::shared_ptr<FileIo> io;  // while open: open state, UNSTABLE data since the last COMMIT
+  // Each open's AUTH_SYS identity, supplementary groups included, taken at OPEN/CREATE:
+  // its READs, WRITEs and COMMITs go as the opener, like the kernel client's open context.
+  std::map<uint64_t, nfs::Cred> open_creds;  // by handle
   WriteBehind wb;              // WRITEs answered but not done yet (write_behind.h)
 };
 

@@ -37,6 +37,11 @@
 #                              rewrite leaves no old tail (the mount and the export), also
 #                              while another descriptor's answered writes are in flight;
 #                              with -v41
+#   groups                     a file writable only through a supplementary group of the
+#                              caller (0660 root:4242, uid 65534 with group 4242): writes,
+#                              fsync, close and reads through the mount work and land on the
+#                              export (the open's READ/WRITE/COMMIT carry the caller's
+#                              groups); control: without the group, open is refused; with -v41
 #   two-writers                two descriptors write one file; the first (whose open the
 #                              engine's writes use: the oldest) closes while the second
 #                              writes: no write, fsync or close fails (v4.1: a WRITE with the
@@ -557,6 +562,37 @@ PY
     got=$(cat "$work/export/$f") && [ "$got" = $want ] || fail "the export's $f is '$got', not '$want'"
   done
   pass "open(O_TRUNC) truncates an existing file, also amid answered writes ($engine)"
+  ;;
+groups)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mkdir "$work/export/shared" && chown 0:4242 "$work/export/shared" && chmod 2770 "$work/export/shared"
+  printf 'root wrote this\n' > "$work/export/shared/log" && chown 0:4242 "$work/export/shared/log" &&
+    chmod 0660 "$work/export/shared/log" || fail "cannot prepare the export"
+  chmod 755 "$work"  # the mount point is reached by uid 65534
+  mount_nfs "&nconnect=2"
+  as_member() { setpriv --reuid=65534 --regid=65534 --groups=4242 "$@"; }
+  # Appends of 64 KiB answered early, then fsync and close: every one lands, as the group member.
+  as_member /usr/bin/python3 - "$mnt/shared/log" <<'PY' || fail "writes through a supplementary group (vers=$vers)"
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+for i in range(32):
+    os.write(fd, bytes([97 + i % 26]) * 65536)
+os.fsync(fd)
+os.close(fd)
+with open(sys.argv[1], "rb") as f:
+    data = f.read()
+want = b"root wrote this\n" + b"".join(bytes([97 + i % 26]) * 65536 for i in range(32))
+if data != want:
+    sys.exit(f"read back {len(data)} bytes, {len(want)} expected")
+print("32 appends of 64 KiB, fsync, close and the read back: all as a member of group 4242")
+PY
+  out=$(setpriv --reuid=65534 --regid=65534 --clear-groups cat "$mnt/shared/log" 2>&1) &&
+    fail "control: read without the group worked"
+  grep -q "Permission denied" <<<"$out" || fail "control: without the group: $out"
+  unmount_nfs
+  [ "$(stat -c %s "$work/export/shared/log")" = $((16 + 32 * 65536)) ] ||
+    fail "the export's file has $(stat -c %s "$work/export/shared/log") bytes"
+  pass "I/O through a supplementary group of the caller lands on the export ($engine)"
   ;;
 two-writers)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
