@@ -117,4 +117,11 @@ int AsCaller::chown_group(int dirfd, const char* name) const {
   return ::fchownat(dirfd, name, static_cast<uid_t>(-1), group_, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
 }
 
+int AsCaller::chown_group(int dirfd, int fd) const {
+  if (group_ == static_cast<gid_t>(-1)) return 0;
+  struct stat pst;
+  if (::fstat(dirfd, &pst) == 0 && (pst.st_mode & S_ISGID)) return 0;
+  return ::fchown(fd, static_cast<uid_t>(-1), group_) == 0 ? 0 : -errno;
+}
+
 }  // namespace nfsshim::fuse

@@ -1,5 +1,5 @@
 // The calling thread's filesystem identity switched to the FUSE caller's, for one node
-// creation (mkdir, mknod, symlink). The node is then made as the caller would make it
+// creation (create, mkdir, mknod, symlink). The node is then made as the caller would make it
 // without the mount (its owner, its group or the set-group-ID directory's, the permission
 // checks with its supplementary groups; on NFS the server sees the caller), and nothing
 // is handed over afterwards: a chown by name could be raced by whoever may rename in the
@@ -32,6 +32,8 @@ class AsCaller {
   // After the node DIRFD/NAME was made: a daemon that could not switch because it is the
   // caller's own user gives it the caller's group (unless DIRFD is set-group-ID). 0 or -errno.
   int chown_group(int dirfd, const char* name) const;
+  // The same for a file made and opened as FD (create).
+  int chown_group(int dirfd, int fd) const;
 
  private:
   bool groups_set_ = false, fsgid_set_ = false, fsuid_set_ = false;  // what to undo

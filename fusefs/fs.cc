@@ -98,18 +98,4 @@ bool Fs::local_fs(const Inode& inode) const {
   return ::fstatfs(inode.fd.get(), &sfs) == 0 && local_fs_type(sfs.f_type);
 }
 
-int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int fd) {
-  const fuse_ctx* ctx = fuse_req_ctx(req);
-  uid_t uid = ctx->uid;
-  gid_t gid = ctx->gid;
-  if (uid == fs.uid && gid == fs.gid) return 0;
-  struct stat pst;
-  int rv = sys::fstatat(parent.fd.get(), "", &pst, AT_EMPTY_PATH);
-  if (rv < 0) return rv;
-  if (pst.st_mode & S_ISGID) gid = static_cast<gid_t>(-1);  // keep the inherited group
-  // The file we made, whatever its name is now (for an O_PATH descriptor of a symlink, the
-  // link itself).
-  return static_cast<int>(neg(::fchownat(fd, "", uid, gid, AT_EMPTY_PATH)));
-}
-
 }  // namespace nfsshim::fuse

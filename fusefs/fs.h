@@ -78,10 +78,6 @@ int do_lookup(Fs& fs, fuse_ino_t parent, const char* name, fuse_entry_param* e,
 // Attributes as the kernel should see them (a buried inode does not count its graveyard link).
 int stat_inode(Inode& inode, struct stat* st);
 
-// Gives the file the daemon just created in PARENT, open on FD (O_PATH will do), to the
-// caller of REQ (the daemon creates as root; the kernel already checked the caller's
-// rights). In a set-group-ID directory the group is the directory's, as the kernel chose it.
-int chown_new(fuse_req_t req, const Fs& fs, const Inode& parent, int fd);
 // Entry and attribute timeouts from the options.
 void set_timeouts(const Fs& fs, fuse_entry_param* e);
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "as_caller.h"
 #include "backing_cache.h"
 #include "fs.h"
 #include "nfsshim/log.h"
@@ -101,13 +102,27 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   // may exist by now (another NFS client, a program on SOURCE). Opened as root, a symlink
   // there would be followed anywhere and a file opened past its mode; ESTALE instead makes
   // the kernel look the name up again and open what is there with its own checks.
-  int fd = static_cast<int>(
-      neg(::openat(parent->fd.get(), name, backing_flags(fs, fi->flags) | O_CREAT | O_EXCL | O_NOFOLLOW, mode)));
-  if (fd == -EEXIST && !(fi->flags & O_EXCL)) fd = -ESTALE;
+  // Made as the caller (as_caller.h), like mkdir: its owner, group and set-user/group-ID
+  // bits are what the caller would get without the mount (a chown afterwards clears those
+  // bits), and on NFS the server sees the caller.
+  int fd;
+  {
+    AsCaller as(req, fs);
+    fd = as.error();
+    if (fd == 0)
+      fd = static_cast<int>(
+          neg(::openat(parent->fd.get(), name, backing_flags(fs, fi->flags) | O_CREAT | O_EXCL | O_NOFOLLOW, mode)));
+    if (fd == -EEXIST && !(fi->flags & O_EXCL)) fd = -ESTALE;
+    if (fd >= 0) {
+      if (int rv = as.chown_group(parent->fd.get(), fd); rv < 0) {
+        ::close(fd);
+        fd = rv;
+      }
+    }
+  }
   if (fd < 0) return (void)fuse_reply_err(req, -fd);
-  int rv = chown_new(req, fs, *parent, fd);
   fuse_entry_param e{};
-  if (rv == 0) rv = do_lookup(fs, parent_ino, name, &e, true);
+  int rv = do_lookup(fs, parent_ino, name, &e, true);
   if (rv < 0) {
     ::close(fd);
     return (void)fuse_reply_err(req, -rv);
