@@ -91,7 +91,7 @@ AsCaller::AsCaller(fuse_req_t req, const Fs& fs) {
   if (!fsuid_set_) {
     if (log::first_time("as_caller"))
       SHIM_LOG_WARN("cannot make nodes as the calling user (uid {}): the daemon lacks the right to switch "
-                    "(CAP_SETUID/CAP_SETGID); mkdir, mknod and symlink by other users fail with EPERM",
+                    "(CAP_SETUID/CAP_SETGID); create, mkdir, mknod and symlink by other users fail with EPERM",
                     ctx->uid);
     error_ = -EPERM;
   }
@@ -104,7 +104,7 @@ AsCaller::~AsCaller() {
   ok = (!groups_set_ || set_groups(groups_) == 0) && ok;
   // This worker thread would serve the next requests as the caller: never.
   if (!ok) {
-    SHIM_LOG_ERROR("cannot restore the daemon's identity on a worker thread after a caller's mkdir/mknod/"
+    SHIM_LOG_ERROR("cannot restore the daemon's identity on a worker thread after a caller's create/mkdir/mknod/"
                    "symlink; stopping");
     std::abort();
   }

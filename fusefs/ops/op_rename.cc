@@ -1,5 +1,6 @@
 // rename (with RENAME_NOREPLACE / RENAME_EXCHANGE). A replaced target that is still open is
-// buried first, so its holders keep their data and no silly rename happens.
+// buried first where SOURCE is not a local filesystem, so its holders keep their data and no
+// silly rename happens.
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/syscall.h>
@@ -50,6 +51,11 @@ void rename(fuse_req_t req, fuse_ino_t parent_ino, const char* name, fuse_ino_t 
   const int olddir = parent->fd.get(), newdir = newparent->fd.get();
 
   auto victim = replaced_inode(fs, olddir, name, newdir, newname, flags);
+  // A local filesystem keeps the replaced file for its holders by itself: the plain rename,
+  // atomic, is all it takes. Burying first is two steps, the name missing in between (and
+  // after a crash between them); it is needed only where SOURCE would hide the holders' file
+  // beside its name (NFS: .nfs*, a FUSE SOURCE: .fuse_hidden*).
+  if (victim && !fs.backing_nfs && fs.local_fs(*victim)) victim = nullptr;
   int buried = 0;
   if (victim) {
     buried = bury(fs, *victim, newdir, newname);
