@@ -33,11 +33,17 @@ void Watcher::refresh_locked(bool force) {
   long now = coarse_seconds();
   if (!force && now - refreshed_at_ < 1) return;
   refreshed_at_ = now;
-  mounts_.clear();
   // No statfs here: a hung NFS mount elsewhere must not stall calls on other
   // filesystems. The magic number is checked when a mount is first used (visit).
-  for (auto& m : read_mountinfo())
-    if (is_nfs_fstype(m.fstype)) mounts_.push_back(std::move(m));
+  // A failed read (EMFILE, ENOMEM) keeps the table we have: an empty one would turn every
+  // delete on NFS into the plain call, silly renames and all, until the next refresh.
+  bool ok = false;
+  auto all = read_mountinfo("/proc/self/mountinfo", &ok);
+  if (ok) {
+    mounts_.clear();
+    for (auto& m : all)
+      if (is_nfs_fstype(m.fstype)) mounts_.push_back(std::move(m));
+  }
   watch_dirs_.clear();
   for (const auto& d : config().watch) {
     struct stat st, up;

@@ -34,6 +34,29 @@ TEST(MountTable, ParsesFieldsAndEscapes) {
   EXPECT_EQ(mount_option(m[1].super_options, "soft"), "");
 }
 
+TEST(MountTable, AReadThatFailsSaysSoAndALongTableIsReadWhole) {
+  bool ok = true;
+  EXPECT_TRUE(read_mountinfo("/nonexistent/mountinfo", &ok).empty());
+  EXPECT_FALSE(ok);
+  // 3 MiB of mounts (a host full of containers), an NFS mount last.
+  char path[] = "/tmp/mountinfo.XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::string text;
+  for (int i = 0; text.size() < (3u << 20); ++i)
+    text += std::to_string(100 + i) + " 1 0:" + std::to_string(50 + i % 200) +
+            " / /var/lib/containers/overlay/" + std::to_string(i) + "/merged rw,relatime shared:1 - overlay overlay rw\n";
+  text += "99999 1 0:777 / /mnt/kafka rw,relatime shared:2 - nfs4 filer:/kafka rw,vers=4.1,nconnect=16\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  auto m = read_mountinfo(path, &ok);
+  unlink(path);
+  EXPECT_TRUE(ok);
+  ASSERT_FALSE(m.empty());
+  EXPECT_EQ(m.back().point, "/mnt/kafka");
+  EXPECT_EQ(m.back().fstype, "nfs4");
+}
+
 TEST(MountTable, ReadsOurOwnMountsAndMountIds) {
   auto m = read_mountinfo();
   ASSERT_FALSE(m.empty());

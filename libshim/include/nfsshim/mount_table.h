@@ -24,8 +24,9 @@ struct Mount {
 
 // Parses mountinfo text; malformed lines are skipped.
 std::vector<Mount> parse_mountinfo(const std::string& text);
-// Reads /proc/self/mountinfo (or PATH). Empty on error.
-std::vector<Mount> read_mountinfo(const char* path = "/proc/self/mountinfo");
+// Reads /proc/self/mountinfo (or PATH), however long. Empty on error, and then *OK (if
+// given) is false: a caller keeping a table must not take that for "no mounts".
+std::vector<Mount> read_mountinfo(const char* path = "/proc/self/mountinfo", bool* ok = nullptr);
 
 bool is_nfs_fstype(const std::string& fstype);
 

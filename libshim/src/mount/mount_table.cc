@@ -59,12 +59,20 @@ std::vector<Mount> parse_mountinfo(const std::string& text) {
   return out;
 }
 
-std::vector<Mount> read_mountinfo(const char* path) {
-  std::string text(1 << 20, '\0');
-  ssize_t n = sys::read_file(AT_FDCWD, path, &text[0], text.size());
-  if (n <= 0) return {};
-  text.resize(static_cast<size_t>(n));
-  return parse_mountinfo(text);
+std::vector<Mount> read_mountinfo(const char* path, bool* ok) {
+  if (ok) *ok = false;
+  // 1 MiB holds some 7000 mounts; a host with more (containers) gets a bigger buffer and a
+  // fresh read, not a table cut short.
+  for (size_t cap = 1 << 20; cap <= (size_t{1} << 28); cap *= 4) {
+    std::string text(cap, '\0');
+    ssize_t n = sys::read_file(AT_FDCWD, path, &text[0], text.size());
+    if (n <= 0) return {};
+    if (static_cast<size_t>(n) == cap) continue;
+    text.resize(static_cast<size_t>(n));
+    if (ok) *ok = true;
+    return parse_mountinfo(text);
+  }
+  return {};
 }
 
 bool is_nfs_fstype(const std::string& fstype) { return fstype == "nfs" || fstype == "nfs4"; }
