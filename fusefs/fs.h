@@ -88,8 +88,10 @@ void release_ref(Fs& fs, Inode& inode);
 // If removing DIRFD/NAME (the name of INODE) now would hurt (the file is open, we hold its
 // dentry on NFS, or a passthrough mapping may hold it), moves it into the graveyard instead:
 // returns 1 and the name is gone.
-// Returns 0 if the caller should remove the name itself, or -errno.
-int bury(Fs& fs, Inode& inode, int dirfd, const char* name);
+// Returns 0 if the caller should remove the name itself, or -errno. With PIN, a return of 1
+// also counts one more open, which the caller ends with release_ref: a last release on
+// another thread cannot remove the entry that a failed rename must put back.
+int bury(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin = false);
 // Undoes bury (the rename that followed it failed): puts the entry back at DIRFD/NAME.
 int unbury(Fs& fs, Inode& inode, int dirfd, const char* name);
 // After bury and the operation it prepared: removes the entry at once if nothing is open.

@@ -48,7 +48,7 @@ void release_ref(Fs& fs, Inode& inode) {
   remove_entry(fs, inode, entry);
 }
 
-int bury(Fs& fs, Inode& inode, int dirfd, const char* name) {
+int bury(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin) {
   if (!fs.graveyard || inode.type != S_IFREG) return 0;
   std::lock_guard<std::mutex> lock(inode.mu);
   // Nothing open: a plain unlink, unless something we cannot count may hold the file and
@@ -76,6 +76,7 @@ int bury(Fs& fs, Inode& inode, int dirfd, const char* name) {
   int rv = fs.graveyard->bury(dirfd, name, 'b', &entry);
   if (rv == 0 && another_link) {
     remove_entry(fs, inode, entry);
+    if (pin) ++inode.nopen;
     return 1;
   }
   if (rv < 0) {
@@ -89,6 +90,7 @@ int bury(Fs& fs, Inode& inode, int dirfd, const char* name) {
   Counters::inc(counters().buried);
   SHIM_LOG_DEBUG("[ino {}] buried '{}' as {} ({} open)", inode.key.ino, name, entry, inode.nopen);
   inode.grave_entry = std::move(entry);
+  if (pin) ++inode.nopen;
   return 1;
 }
 

@@ -58,13 +58,15 @@ void rename(fuse_req_t req, fuse_ino_t parent_ino, const char* name, fuse_ino_t 
   if (victim && !fs.backing_nfs && fs.local_fs(*victim)) victim = nullptr;
   int buried = 0;
   if (victim) {
-    buried = bury(fs, *victim, newdir, newname);
+    // Pinned until the rename is done: a last release meanwhile must not remove the entry
+    // that a failed rename puts back.
+    buried = bury(fs, *victim, newdir, newname, true);
     if (buried < 0) buried = 0;  // the target vanished: the rename says what happens now
   }
   int rv = do_rename(olddir, name, newdir, newname, flags);
   if (buried == 1) {
     if (rv < 0) unbury(fs, *victim, newdir, newname);
-    else settle(fs, *victim);
+    release_ref(fs, *victim);  // the pin: the entry goes now if nothing else holds the file
   }
   reply_status(req, rv);
 }
