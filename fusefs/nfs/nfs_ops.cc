@@ -391,13 +391,39 @@ int bury_held(NfsFs& fs, const nfs::Fh& dir, const std::string& name, const nfs:
   return 1;
 }
 
-// Buries DIR/NAME if it is held open; returns 1 if buried, 0 if not held, -errno. *R keeps
-// the file's removal guard for the caller's REMOVE.
-int bury_if_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r) {
+// Unlink by C of DIR/NAME: if the file is held open through the mount, the name moves into
+// the graveyard (bury_held, as the mount). Where the mount's identity may not do that (the
+// server refuses: root_squash makes the daemon the anonymous uid, which cannot write C's
+// 0755 directory), a hard link into the graveyard (as the mount) and then C's own REMOVE of
+// the name, which the server judges as without the mount. 1 done (the name is gone), 0 not
+// held (the caller REMOVEs), -errno. *R keeps the file's removal guard.
+int unlink_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r) {
   nfs::Fh fh;
   nfs::Attr a;
   int rv = removal_target(fs, c, dir, name, r, &fh, &a);
-  return rv <= 0 ? rv : bury_held(fs, dir, name, a, r);
+  if (rv <= 0) return rv;
+  rv = bury_held(fs, dir, name, a, r);
+  if (rv != -EACCES && rv != -EPERM) return rv;
+  const int moved = rv;
+  std::string entry;
+  rv = bury_link(fs, fh, &entry);
+  if (rv < 0) return moved;  // the plain call's REMOVE would not help the holders: as before
+  static std::atomic<bool> told{false};
+  if (!told.exchange(true))
+    SHIM_LOG_INFO("unlink of a file held open: the server refused the mount's RENAME into the graveyard "
+                  "({}; root_squash?): linked there instead, and the name removed as the caller (logged once)",
+                  std::strerror(-moved));
+  rv = fs.client->remove(c, dir, name);
+  if (rv < 0) {  // C may not remove it (or it is gone): the name stays as it is, our link goes
+    remove_entry(fs, *r->node, entry);
+    return rv;
+  }
+  {
+    std::lock_guard<std::mutex> g(r->node->mu);
+    r->node->buried = entry;  // nopen > 0 still: a last release waits for the guard
+  }
+  SHIM_LOG_DEBUG("buried {} as {} (linked, then removed)", name, entry);
+  return 1;
 }
 
 // Before a RENAME over DIR/NAME. A regular file with no other name that the kernel knows
@@ -468,7 +494,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
   int rv;
   {
     Removal r;
-    rv = bury_if_held(fs, c, p->fh, name, &r);
+    rv = unlink_held(fs, c, p->fh, name, &r);
     if (rv == 0) rv = fs.client->remove(c, p->fh, name);
   }
   fuse_reply_err(req, rv < 0 ? -rv : 0);

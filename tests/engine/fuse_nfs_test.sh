@@ -42,6 +42,13 @@
 #                              fsync, close and reads through the mount work and land on the
 #                              export (the open's READ/WRITE/COMMIT carry the caller's
 #                              groups); control: without the group, open is refused; with -v41
+#   squash-unlink              under root_squash (the daemon is the anonymous uid 4242 on the
+#                              server) a user unlinks its own file in its own 0755 directory
+#                              while holding it open: the unlink works, the holder reads on,
+#                              the graveyard is empty after the close (the server refuses
+#                              the daemon's RENAME into the graveyard: it links the file
+#                              there and the user's REMOVE takes the name);
+#                              another user's unlink there is refused; with -v41
 #   two-writers                two descriptors write one file; the first (whose open the
 #                              engine's writes use: the oldest) closes while the second
 #                              writes: no write, fsync or close fails (v4.1: a WRITE with the
@@ -593,6 +600,45 @@ PY
   [ "$(stat -c %s "$work/export/shared/log")" = $((16 + 32 * 65536)) ] ||
     fail "the export's file has $(stat -c %s "$work/export/shared/log") bytes"
   pass "I/O through a supplementary group of the caller lands on the export ($engine)"
+  ;;
+squash-unlink)
+  mkdir -p "$work/export"
+  chmod 1777 "$work/export"  # the squashed root makes the graveyard here
+  mkdir "$work/export/kafka" && chown 1000:1000 "$work/export/kafka" && chmod 0755 "$work/export/kafka"
+  # 0666: this server (Linux, fs.protected_hardlinks) lets the anonymous uid LINK a file it
+  # may read and write; ONTAP has no such rule, and Kafka's 0644 files link there as well.
+  head -c 300000 /dev/urandom > "$work/data"
+  cp "$work/data" "$work/export/kafka/seg" && chown 1000:1000 "$work/export/kafka/seg" && chmod 0666 "$work/export/kafka/seg"
+  GANESHA_EXPORT_EXTRA='CLIENT { Clients = 127.0.0.1; Squash = Root_Squash; Anonymous_Uid = 4242; Anonymous_Gid = 4242; }' \
+    ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha (root_squash)"
+  chmod 755 "$work"  # the mount point is reached by uid 1000
+  mount_nfs "&nconnect=2"
+  as_user() { setpriv --reuid=1000 --regid=1000 --clear-groups "$@"; }
+  out=$(setpriv --reuid=1001 --regid=1001 --clear-groups rm -f "$mnt/kafka/seg" 2>&1) &&
+    fail "uid 1001 removed uid 1000's file"
+  as_user /usr/bin/python3 - "$mnt/kafka/seg" "$work/data" <<'PY' || fail "unlink of a held file under root_squash (vers=$vers)"
+import os, sys
+path, want = sys.argv[1], open(sys.argv[2], "rb").read()
+fd = os.open(path, os.O_RDONLY)
+head = os.read(fd, 1000)
+os.unlink(path)  # as the owner, in its own directory
+if os.path.exists(path):
+    sys.exit("the name is still there after unlink")
+rest = os.read(fd, len(want))
+os.close(fd)
+if head + rest != want:
+    sys.exit(f"the holder read {len(head + rest)} bytes, not the file's {len(want)}")
+print("uid 1000 unlinked its held file; the holder read it whole")
+PY
+  sleep 0.2  # the RELEASE comes after close(2) returns
+  unmount_nfs
+  grep -q "linked there instead, and the name removed as the caller" "$work/shim.log" ||
+    fail "the link-then-remove path was not taken"
+  [ ! -e "$work/export/kafka/seg" ] || fail "the file is still on the export"
+  left=$(ls -A "$work/export/.graveyard.nfsshim/u$(id -u)")
+  [ -z "$left" ] || fail "graveyard not empty: $left"
+  [ -z "$(ls -A "$work/export/kafka")" ] || fail "left in the user's directory: $(ls -A "$work/export/kafka")"
+  pass "unlink of a held file by its owner under root_squash; another user refused ($engine)"
   ;;
 two-writers)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
