@@ -414,14 +414,18 @@ int unlink_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::st
                   "({}; root_squash?): linked there instead, and the name removed as the caller (logged once)",
                   std::strerror(-moved));
   rv = fs.client->remove(c, dir, name);
-  if (rv < 0) {  // C may not remove it (or it is gone): the name stays as it is, our link goes
+  if (rv == -EACCES || rv == -EPERM || rv == -EROFS) {
+    // C may not remove it: the name stays as it is, and our link goes.
     remove_entry(fs, *r->node, entry);
     return rv;
   }
+  // Done, or maybe done (a soft mount's lost reply, another client's REMOVE first): the
+  // link stays for the holders either way, and goes at the last release.
   {
     std::lock_guard<std::mutex> g(r->node->mu);
     r->node->buried = entry;  // nopen > 0 still: a last release waits for the guard
   }
+  if (rv < 0) return rv;
   SHIM_LOG_DEBUG("buried {} as {} (linked, then removed)", name, entry);
   return 1;
 }

@@ -267,8 +267,15 @@ TEST_F(Preload, RenameOverAnOpenTargetBuriesTheTarget) {
 TEST_F(Preload, RenameOverATargetNoOneHoldsIsAtomic) {
   // Kafka's checkpoints are written to .tmp and renamed over their name, which must never
   // be missing: not to another thread, not after a crash between two steps.
-  write_file(p("checkpoint"), "0");
   const std::string name = p("checkpoint"), tmp = p("checkpoint.tmp");
+  // The shim is at work: a rename over a held target buries it.
+  write_file(name, "held");
+  int held = open(name.c_str(), O_RDONLY);
+  write_file(tmp, "0");
+  ASSERT_EQ(rename(tmp.c_str(), name.c_str()), 0);
+  EXPECT_EQ(entries_of().size(), 1u) << "the held target was not buried: is the shim loaded?";
+  close(held);
+  EXPECT_TRUE(entries_of().empty());
   std::atomic<bool> stop{false};
   std::atomic<int> missing{0};
   std::thread watcher([&] {
@@ -279,7 +286,10 @@ TEST_F(Preload, RenameOverATargetNoOneHoldsIsAtomic) {
   });
   for (int i = 1; i <= 3000; ++i) {
     write_file(tmp, std::to_string(i));
-    ASSERT_EQ(rename(tmp.c_str(), name.c_str()), 0);
+    if (rename(tmp.c_str(), name.c_str()) != 0) {
+      ADD_FAILURE() << "rename " << i << ": " << std::strerror(errno);
+      break;
+    }
   }
   stop = true;
   watcher.join();

@@ -1,10 +1,13 @@
 #include "nfsshim/mount_table.h"
 
+#include <fcntl.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <sstream>
 
 #include "nfsshim/sys.h"
@@ -61,18 +64,29 @@ std::vector<Mount> parse_mountinfo(const std::string& text) {
 
 std::vector<Mount> read_mountinfo(const char* path, bool* ok) {
   if (ok) *ok = false;
-  // 1 MiB holds some 7000 mounts; a host with more (containers) gets a bigger buffer and a
-  // fresh read, not a table cut short.
-  for (size_t cap = 1 << 20; cap <= (size_t{1} << 28); cap *= 4) {
-    std::string text(cap, '\0');
-    ssize_t n = sys::read_file(AT_FDCWD, path, &text[0], text.size());
-    if (n <= 0) return {};
-    if (static_cast<size_t>(n) == cap) continue;
-    text.resize(static_cast<size_t>(n));
+  // Read whole, however long (a host full of containers has more than 7000 mounts, 1 MiB),
+  // in one pass. No exception leaves: the preload calls this from noexcept wrappers.
+  try {
+    sys::Fd fd(sys::openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return {};
+    std::string text;
+    size_t used = 0;
+    for (;;) {
+      if (text.size() - used < (size_t{64} << 10)) text.resize(std::max(text.size() * 2, size_t{1} << 20));
+      ssize_t n = sys::read(fd.get(), &text[used], text.size() - used);
+      if (n == -EINTR) continue;
+      if (n < 0) return {};
+      if (n == 0) break;
+      used += static_cast<size_t>(n);
+    }
+    if (used == 0) return {};
+    text.resize(used);
+    auto mounts = parse_mountinfo(text);
     if (ok) *ok = true;
-    return parse_mountinfo(text);
+    return mounts;
+  } catch (const std::bad_alloc&) {
+    return {};
   }
-  return {};
 }
 
 bool is_nfs_fstype(const std::string& fstype) { return fstype == "nfs" || fstype == "nfs4"; }
