@@ -87,10 +87,8 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
 
 bool local_fs_type(long type) {
   switch (type) {
-    // ext2/3/4, xfs, btrfs, tmpfs, overlayfs (containers' /), f2fs, zfs
-    case 0xEF53: case 0x58465342: case 0x9123683E: case 0x01021994: case 0x794C7630: case 0xF2F52010:
-    case 0x2FC12FC1:
-      return true;
+    // Not overlayfs: without xino its inode numbers can repeat across layers.
+    case 0xEF53: case 0x58465342: case 0x9123683E: case 0x01021994: return true;
     default: return false;
   }
 }
