@@ -110,18 +110,18 @@ AsCaller::~AsCaller() {
   }
 }
 
-int AsCaller::chown_group(int dirfd, const char* name) const {
-  if (group_ == static_cast<gid_t>(-1)) return 0;
+// GROUP for the node made in DIRFD, named by AT/NAME/FLAGS for fchownat.
+static int give_group(gid_t group, int dirfd, int at, const char* name, int flags) {
+  if (group == static_cast<gid_t>(-1)) return 0;
   struct stat pst;
   if (::fstat(dirfd, &pst) == 0 && (pst.st_mode & S_ISGID)) return 0;  // the directory's group, as the kernel chose
-  return ::fchownat(dirfd, name, static_cast<uid_t>(-1), group_, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+  return ::fchownat(at, name, static_cast<uid_t>(-1), group, flags) == 0 ? 0 : -errno;
 }
 
-int AsCaller::chown_group(int dirfd, int fd) const {
-  if (group_ == static_cast<gid_t>(-1)) return 0;
-  struct stat pst;
-  if (::fstat(dirfd, &pst) == 0 && (pst.st_mode & S_ISGID)) return 0;
-  return ::fchown(fd, static_cast<uid_t>(-1), group_) == 0 ? 0 : -errno;
+int AsCaller::chown_group(int dirfd, const char* name) const {
+  return give_group(group_, dirfd, dirfd, name, AT_SYMLINK_NOFOLLOW);
 }
+
+int AsCaller::chown_group(int dirfd, int fd) const { return give_group(group_, dirfd, fd, "", AT_EMPTY_PATH); }
 
 }  // namespace nfsshim::fuse

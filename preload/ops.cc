@@ -107,11 +107,9 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   // by the kernel, as without the shim, until they close it.
   Registry& reg = Registry::get();
   InodeKey key{target.st_dev, target.st_ino};
-  {
-    Refs refs = scan_refs({key}, -1, true)[0];
-    Counters::inc(counters().scans);
-    if (!refs.any()) return kPass;
-  }
+  Refs refs = scan_refs({key}, -1, true)[0];
+  Counters::inc(counters().scans);
+  if (!refs.any()) return kPass;
   // Find the graveyard entry name by burying; the target name is absent until the
   // rename below puts the new file there.
   Graveyard* grave = Watcher::get().graveyard_for(newdir, newpath, target.st_dev, true);
@@ -149,11 +147,16 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     return rv;
   }
   Counters::inc(counters().buried);
+  // The references read above are the buried file's, unless another file took the name
+  // between our stat and the bury: then that one's.
   struct stat now;
-  if (sys::fstatat(grave->fd(), entry.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0)
+  if (sys::fstatat(grave->fd(), entry.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (now.st_dev != key.dev || now.st_ino != key.ino)) {
     key = {now.st_dev, now.st_ino};
-  Counters::inc(counters().scans);
-  reg.add(key, grave, entry, scan_refs({key}, -1, true)[0]);
+    refs = scan_refs({key}, -1, true)[0];
+    Counters::inc(counters().scans);
+  }
+  reg.add(key, grave, entry, refs);
   return 0;
 }
 

@@ -46,7 +46,8 @@ struct Node {
   std::shared_ptr<FileIo> io;  // while open: open state, UNSTABLE data since the last COMMIT
   // Each open's AUTH_SYS identity, supplementary groups included, taken at OPEN/CREATE:
   // its READs, WRITEs and COMMITs go as the opener, like the kernel client's open context.
-  std::map<uint64_t, nfs::Cred> open_creds;  // by handle
+  // Shared, not copied: READ and WRITE look theirs up per request.
+  std::map<uint64_t, std::shared_ptr<const nfs::Cred>> open_creds;  // by handle
   WriteBehind wb;              // WRITEs answered but not done yet (write_behind.h)
 };
 

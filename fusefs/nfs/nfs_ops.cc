@@ -41,13 +41,13 @@ nfs::Cred cred_of(fuse_req_t req, bool with_groups = true) {
 
 // The identity open HANDLE of N was made with (groups included): its I/O goes as the opener,
 // as the kernel client's does. A request's own (without groups) if the open is unknown.
-nfs::Cred open_cred(fuse_req_t req, Node& n, uint64_t handle) {
+std::shared_ptr<const nfs::Cred> open_cred(fuse_req_t req, Node& n, uint64_t handle) {
   {
     std::lock_guard<std::mutex> g(n.mu);
     auto it = n.open_creds.find(handle);
     if (it != n.open_creds.end()) return it->second;
   }
-  return cred_of(req, false);
+  return std::make_shared<const nfs::Cred>(cred_of(req, false));
 }
 
 void to_stat(const nfs::Attr& a, struct stat* st) {
@@ -609,7 +609,7 @@ int start_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, in
   }
   {
     std::lock_guard<std::mutex> g(n->mu);
-    n->open_creds[*handle] = c;
+    n->open_creds[*handle] = std::make_shared<const nfs::Cred>(c);
   }
   n->wb.opened(*handle, (flags & O_ACCMODE) != O_RDONLY);
   return 0;
@@ -699,7 +699,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   wait_overlapping(fs_of(req), n, static_cast<uint64_t>(off), size);  // answered writes first
   thread_local std::vector<char> buf;
   if (buf.size() < size) buf.resize(size);
-  ssize_t rv = io->read(open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
+  ssize_t rv = io->read(*open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
   if (rv < 0) {
     // A page-in answered with an error is a SIGBUS in the application.
     SHIM_LOG_DEBUG("[ino {}] read {} at {}: {}", ino, size, off, std::strerror(static_cast<int>(-rv)));
@@ -737,7 +737,8 @@ void write_data(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, of
     return;
   }
   NfsFs& fs = fs_of(req);
-  const nfs::Cred c = open_cred(req, *n, fi->fh);
+  const auto cred = open_cred(req, *n, fi->fh);
+  const nfs::Cred& c = *cred;
   const uint64_t at = static_cast<uint64_t>(off);
   // O_SYNC, O_DSYNC, O_DIRECT: on the server's stable storage before the reply (FILE_SYNC),
   // so the FSYNC the kernel sends after O_SYNC/O_DSYNC ones finds nothing to COMMIT (one
@@ -854,7 +855,7 @@ void op_init(void* userdata, fuse_conn_info* conn) noexcept {
 int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n, uint64_t handle) {
   wait_before(fs_of(req), n, WriteBehind::now());
   auto io = io_of(n);
-  int rv = io ? io->commit(open_cred(req, *n, handle)) : 0;
+  int rv = io ? io->commit(*open_cred(req, *n, handle)) : 0;
   int kept = n->wb.take_error(handle);
   return kept < 0 ? kept : rv;
 }
@@ -872,7 +873,7 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
     // What the owner wrote under its locks lands before another client can take them, as
     // at F_UNLCK (op_setlk); commit_node waited already for a writable open.
     if (!writes) wait_before(fs_of(req), n, WriteBehind::now());
-    int lr = io->unlock_owner(open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner);
+    int lr = io->unlock_owner(*open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner);
     if (lr < 0) SHIM_LOG_WARN("[ino {}] dropping locks at close: {}", ino, std::strerror(-lr));
   }
   fuse_reply_err(req, -rv);
@@ -881,7 +882,7 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 void op_getlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock) noexcept {
   NODE_OR_FAIL(n, req, ino);
   auto io = io_of(n);
-  int rv = io ? io->getlk(open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner, lock) : -EBADF;
+  int rv = io ? io->getlk(*open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner, lock) : -EBADF;
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
@@ -905,7 +906,7 @@ void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* 
   // A waiting F_SETLKW ends with EINTR when the caller is interrupted (a signal).
   std::atomic<bool> cancel{false};
   if (sleep) fuse_req_interrupt_func(req, interrupt_lock, &cancel);
-  int rv = io->setlk(open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner, *lock, sleep != 0, &cancel);
+  int rv = io->setlk(*open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner, *lock, sleep != 0, &cancel);
   if (sleep) fuse_req_interrupt_func(req, nullptr, nullptr);  // CANCEL is about to go away
   fuse_reply_err(req, -rv);
 }
@@ -917,7 +918,7 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) noexcept 
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
-  end_open(fs_of(req), open_cred(req, *n, fi->fh), n, fi->fh);
+  end_open(fs_of(req), *open_cred(req, *n, fi->fh), n, fi->fh);
   fuse_reply_err(req, 0);
 }
 
