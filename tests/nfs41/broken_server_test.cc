@@ -147,3 +147,45 @@ TEST(Nfs41BrokenServer, SoftMountFailsACallWhoseRecoveryGetsNoReply) {
 }
 
 }  // namespace
+
+namespace {
+
+using Logged = nfs41test::FakeNfs41Server::Logged;
+
+// A soft mount's client id recovery that stops halfway: the server restarted, EXCHANGE_ID
+// got a new client id, then CREATE_SESSION got no reply, so the write that ran the
+// recovery fails. The next write must finish the recovery (a session, the reclaim, the
+// RECLAIM_COMPLETE) and work; it got a session alone, kept the old stateid and failed
+// with EIO on STALE_STATEID, and so did every later call on every open file.
+TEST(Nfs41BrokenServer, SoftMountFinishesARecoveryThatStoppedAfterExchangeId) {
+  nfs41test::FakeNfs41Server srv;
+  Options o = quick_options(srv.port(), false);
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(o, &e, &why), 0) << why;
+  const Cred c = e->default_cred();
+  Open f;
+  ASSERT_EQ(e->open(c, e->root(), "f", true, false, 0644, &f, nullptr), 0);
+  ASSERT_EQ(e->write(c, f, 0, 6, "before", FILE_SYNC4, nullptr), 6);
+  srv.restart(NFS4_OK);
+  srv.swallow_create_sessions(1, true);
+  EXPECT_LT(e->write(c, f, 6, 6, "lost!!", FILE_SYNC4, nullptr), 0)
+      << "the recovery did not stop halfway: the case is not made";
+  EXPECT_EQ(srv.create_sessions_swallowed(), 1);
+  EXPECT_EQ(e->write(c, f, 6, 6, "after!", FILE_SYNC4, nullptr), 6)
+      << "the file stays unusable after a recovery that stopped halfway";
+  EXPECT_EQ(e->write(c, f, 12, 1, "!", FILE_SYNC4, nullptr), 1);
+  EXPECT_EQ(srv.data(nfs41test::FakeNfs41Server::file_fh("f")), "beforeafter!!");
+  bool reclaimed = false, completed = false;
+  for (const Logged& l : srv.log()) {
+    if (l.epoch != 1) continue;
+    if (l.op == OP_OPEN && l.claim == CLAIM_PREVIOUS && l.status == NFS4_OK) reclaimed = true;
+    if (l.op == OP_RECLAIM_COMPLETE && l.status == NFS4_OK) completed = true;
+  }
+  EXPECT_TRUE(reclaimed) << "the open was not reclaimed after the restart";
+  EXPECT_TRUE(completed) << "no RECLAIM_COMPLETE after the restart";
+  EXPECT_EQ(e->close(c, f), 0);
+  EXPECT_EQ(e->shutdown(), 0);
+}
+
+}  // namespace

@@ -14,7 +14,8 @@
 // connections are answered (BIND_CONN_TO_SESSION too).
 //
 // swallow_create_sessions(N): the next N CREATE_SESSIONs get no reply (their connection
-// goes on answering the rest), as a server that went away again in the middle of recovery.
+// goes on answering the rest), as a server that went away again in the middle of recovery;
+// optionally only those with the new client id (after EXCHANGE_ID).
 // mute_at_create_session(): the connection of the next CREATE_SESSION goes silent for good
 // (as mute_next()); new connections are answered.
 //
@@ -118,9 +119,12 @@ class FakeNfs41Server : public RecordServer {
     std::lock_guard<std::mutex> g(mu_);
     mute_next_ = true;
   }
-  void swallow_create_sessions(int n) {
+  // NEW_CLIENT_ONLY: only CREATE_SESSIONs with the current client id count (not one
+  // with the client id of before a restart, which gets STALE_CLIENTID).
+  void swallow_create_sessions(int n, bool new_client_only = false) {
     std::lock_guard<std::mutex> g(mu_);
     swallow_cs_ = n;
+    swallow_new_only_ = new_client_only;
   }
   void mute_at_create_session() {
     std::lock_guard<std::mutex> g(mu_);
@@ -279,7 +283,7 @@ class FakeNfs41Server : public RecordServer {
         mute_this_ = true;
         return true;
       }
-      if (swallow_cs_ > 0) {
+      if (swallow_cs_ > 0 && (!swallow_new_only_ || clientid == clientid_)) {
         --swallow_cs_;
         ++cs_swallowed_;
         no_reply_ = true;
@@ -673,6 +677,7 @@ class FakeNfs41Server : public RecordServer {
   bool mute_this_ = false;  // answer() decided: nor any other on its connection
   bool mute_at_cs_ = false;
   int swallow_cs_ = 0, cs_swallowed_ = 0;
+  bool swallow_new_only_ = false;
   std::set<int> muted_;
   int swallowed_ = 0, binds_ = 0;
   static constexpr uint64_t kClientId = 0x1122334455667788ull;

@@ -584,8 +584,18 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
       sleep_ms(500);
       return {true, 0, false, true};
     case Recovery::kRecoverStateid: {
-      std::lock_guard<std::mutex> g(mu_);
-      if (a->client_gen != client_gen_) return {true, 0};  // re-opened since: new stateids
+      bool unsettled;
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        if (a->client_gen != client_gen_) return {true, 0};  // re-opened since: new stateids
+        unsettled = settled_gen_ != client_gen_;
+      }
+      // A recovery that got a new client id but stopped before the files were open again
+      // (the server went quiet): finish it, or every open file fails for good.
+      if (unsettled) {
+        if (int rc = recover_clientid(a->client_gen); rc < 0) return {false, rc};
+        return {true, 0};
+      }
       return {false, nfs4_errno(st)};
     }
     default:
@@ -656,11 +666,16 @@ int Engine::run_parallel(const Cred& c, const std::vector<Piece>& pieces) {
 int Engine::recover_session(uint64_t seen_gen) {
   if (tls_in_recovery) return -EIO;
   std::lock_guard<std::mutex> rg(recovery_mu_);
+  bool unsettled;
   {
     std::lock_guard<std::mutex> g(mu_);
     if (session_gen_ != seen_gen) return 0;  // another thread did it
+    unsettled = settled_gen_ != client_gen_;
   }
   RecoveryScope scope;
+  // The last client id recovery stopped after EXCHANGE_ID (no session, or no
+  // RECLAIM_COMPLETE): a session alone would leave every open with its old stateid.
+  if (unsettled) return new_client_locked();
   session_recoveries_.fetch_add(1);
   SHIM_LOG_WARN("nfs41: session lost, creating a new one");
   std::string why;
@@ -707,7 +722,7 @@ int Engine::recover_clientid(uint64_t seen_gen) {
   std::lock_guard<std::mutex> rg(recovery_mu_);
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (client_gen_ != seen_gen) return 0;
+    if (client_gen_ != seen_gen && settled_gen_ == client_gen_) return 0;  // done since
   }
   RecoveryScope scope;
   return new_client_locked();
