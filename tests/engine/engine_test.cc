@@ -191,6 +191,33 @@ uint64_t fnv(const char* p, size_t n, uint64_t h = 1469598103934665603ull) {
   return h;
 }
 
+// A read split into rsize pieces whose later pieces fail (fail_reads_from_for_test, as a
+// soft mount's server that went away in the middle of it) fails as a whole. It returned
+// the first pieces' bytes alone, and a FUSE read answered short is end of file to the
+// kernel: a soft mount's EIO became a silently truncated copy.
+TEST_F(EngineTest, AReadWhoseLaterPieceFailsFailsWhole) {
+  NfsUrl u = engine_->url();
+  u.rsize = 65536;
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(u, &e, &why), 0) << why;
+  ASSERT_EQ(e->rsize(), 65536u);
+  Fh f;
+  ASSERT_EQ(e->create(cred_, dir_, "pieces", 0644, false, &f, nullptr), 0);
+  std::string data(4 * 65536, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + i % 23);
+  ASSERT_EQ(e->write(cred_, f, 0, data.size(), data.data(), FILE_SYNC, nullptr),
+            static_cast<ssize_t>(data.size()));
+  std::string buf(data.size(), '\0');
+  for (uint64_t at : {uint64_t{65536}, uint64_t{3 * 65536}, uint64_t{0}}) {
+    e->fail_reads_from_for_test(at, -EIO);
+    EXPECT_EQ(e->read(cred_, f, 0, buf.size(), &buf[0]), -EIO) << "pieces from " << at << " failed";
+  }
+  e->fail_reads_from_for_test(UINT64_MAX, 0);
+  ASSERT_EQ(e->read(cred_, f, 0, buf.size(), &buf[0]), static_cast<ssize_t>(data.size()));
+  EXPECT_TRUE(buf == data);
+}
+
 // Many threads write large files in chunks of random sizes (some spanning many wsize
 // pieces) UNSTABLE + COMMIT, then read them back in random chunks (many rsize pieces in
 // parallel); every byte is compared, and the server's copy is checked on its disk too.

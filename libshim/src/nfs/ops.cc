@@ -206,7 +206,7 @@ ssize_t Engine::read(const Cred& c, const Fh& fh, uint64_t off, size_t len, char
     ssize_t n = read_pieces(c, fh, off + total, len - total, buf + total, &eof);
     if (n == -EAGAIN && jukebox_wait("READ", &jb)) continue;  // the first piece: NFS3ERR_JUKEBOX
     if (n == -EAGAIN) n = -EIO;
-    if (n < 0) return total ? static_cast<ssize_t>(total) : n;
+    if (n < 0) return n;  // not TOTAL alone: see engine.h
     if (n == 0) break;  // end of file
     total += static_cast<size_t>(n);
   }
@@ -221,6 +221,7 @@ ssize_t Engine::read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t le
   struct Slot {
     ssize_t got = 0;
     bool eof = false;
+    int fail = 0;  // fail_reads_from_for_test
   };
   std::vector<Slot> slots(n);
   std::vector<Call> calls(n);
@@ -241,7 +242,9 @@ ssize_t Engine::read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t le
       return rpc_nfs3_read_async(rpc, cb, &a, priv);
     };
     Slot* slot = &slots[i];
+    if (poff >= fail_read_at_.load(std::memory_order_relaxed)) slot->fail = fail_read_err_.load();
     call.done = [slot, dst, plen, &cd](int err, void* res) {
+      if (!err && slot->fail) err = slot->fail;
       if (!err) {
         auto* r = static_cast<READ3res*>(res);
         err = nfs3_errno(r->status);
@@ -261,7 +264,7 @@ ssize_t Engine::read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t le
   cd.wait();
   size_t total = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (slots[i].got < 0) return total ? static_cast<ssize_t>(total) : slots[i].got;
+    if (slots[i].got < 0) return slots[i].got;  // a failed piece before end of file fails all
     total += static_cast<size_t>(slots[i].got);
     size_t asked = std::min(piece, len - i * piece);
     if (slots[i].eof) *eof = true;

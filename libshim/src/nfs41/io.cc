@@ -407,7 +407,7 @@ ssize_t Engine::read(const Cred& c, const Open& f, uint64_t off, size_t len, cha
   while (done < len) {
     bool eof = false;
     ssize_t n = read_pieces(c, f, off + done, len - done, buf + done, &eof);
-    if (n < 0) return done ? static_cast<ssize_t>(done) : n;
+    if (n < 0) return n;  // not DONE alone: a short FUSE read is taken for end of file
     done += static_cast<size_t>(n);
     if (eof || n == 0) break;  // a short piece without eof: ask again for the rest
   }

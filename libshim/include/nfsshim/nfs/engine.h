@@ -132,7 +132,9 @@ class Engine {
   int lookup(const Cred& c, const Fh& dir, const std::string& name, Fh* out, Attr* attr);
   int access(const Cred& c, const Fh& fh, uint32_t want, uint32_t* granted);
   // Reads up to LEN bytes at OFF into BUF (split into rsize pieces in parallel). Returns the
-  // bytes read (short only at end of file) or -errno.
+  // bytes read (short only at end of file) or -errno. A piece that fails fails the whole
+  // read: a FUSE read answered short is taken for end of file (the kernel cuts the file's
+  // size there), so bytes before the failure are not returned alone.
   ssize_t read(const Cred& c, const Fh& fh, uint64_t off, size_t len, char* buf);
   // Writes LEN bytes (split into wsize pieces in parallel) with STABLE (0 UNSTABLE,
   // 2 FILE_SYNC). VERFS, if given, receives each piece's (offset, length, verifier).
@@ -164,6 +166,12 @@ class Engine {
   // connection can make it (the first send still running when the re-send arrives): a twin
   // whose reply is dropped, then the call, which counts as re-sent.
   void send_next_twice_for_test() { twice_next_.store(true); }
+  // Test hook: every READ piece from OFF on fails with ERR (as a server that went away
+  // in the middle of a read on a soft mount) until called with OFF = UINT64_MAX.
+  void fail_reads_from_for_test(uint64_t off, int err) {
+    fail_read_err_.store(err);
+    fail_read_at_.store(off);
+  }
   // The whole directory (READDIRPLUS until eof), "." and ".." included as the server sends them.
   int readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out);
   int fsstat(const Cred& c, const Fh& fh, FsStat* out);
@@ -240,6 +248,8 @@ class Engine {
   std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0}, resent_done_{0},
       resent_exist_{0}, resent_stale_{0};
   std::atomic<bool> twice_next_{false};  // send_next_twice_for_test
+  std::atomic<uint64_t> fail_read_at_{UINT64_MAX};  // fail_reads_from_for_test
+  std::atomic<int> fail_read_err_{0};
 };
 
 // UNSTABLE writes of one file with COMMIT on demand (fsync/close) or when the retained data
