@@ -46,34 +46,107 @@ static bool read_all(int dirfd, const char* name, std::string* out, int* err) {
   return true;
 }
 
-// Marks KEYS held by PID's descriptors. False (with ERR) if they cannot be listed.
-static bool scan_fds(int piddir, pid_t pid, const std::vector<InodeKey>& keys, HolderScan* out, int* err) {
-  int fdd = ::openat(piddir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fdd < 0) {
-    *err = errno;
-    return false;
-  }
+// Marks KEYS held by the descriptors in DIR/fd as held by PID. 0, or the errno of a
+// list that cannot be read.
+static int scan_fds(int dir, pid_t pid, const std::vector<InodeKey>& keys, HolderScan* out) {
+  int fdd = ::openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fdd < 0) return errno;
   DIR* d = ::fdopendir(fdd);
   if (!d) {
-    *err = errno;
+    int err = errno;
     ::close(fdd);
-    return false;
+    return err;
   }
+  int err = 0;
   while (struct dirent* de = ::readdir(d)) {
     if (!all_digits(de->d_name)) continue;
     struct stat st;
     // Follows the magic link: the file the descriptor refers to.
     if (::fstatat(fdd, de->d_name, &st, 0) != 0) {
       if (errno == ENOENT) continue;  // closed meanwhile
-      *err = errno;  // e.g. EACCES: a process we may not inspect
-      ::closedir(d);
-      return false;
+      err = errno;  // e.g. EACCES: a process we may not inspect
+      break;
     }
     for (size_t i = 0; i < keys.size(); ++i)
       if (st.st_dev == keys[i].dev && st.st_ino == keys[i].ino && !out->holder[i]) out->holder[i] = pid;
   }
   ::closedir(d);
-  return true;
+  return err;
+}
+
+// Marks KEYS held by DIR's descriptors and mappings (DIR: /proc/PID or one of its
+// /proc/PID/task/TID) as held by PID. 0 or an errno.
+static int scan_task(int dir, pid_t pid, const std::vector<InodeKey>& keys, HolderScan* out) {
+  int err = scan_fds(dir, pid, keys, out);
+  std::string maps;
+  if (err || !read_all(dir, "maps", &maps, &err)) return err;
+  std::vector<Refs> refs(keys.size());
+  parse_maps(maps.data(), maps.size(), keys, &refs);
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (!refs[i].maps.empty() && !out->holder[i]) out->holder[i] = pid;
+  return 0;
+}
+
+// Task flags as /proc/PID/stat shows them (include/linux/sched.h).
+constexpr unsigned long kPfExiting = 0x4;
+constexpr unsigned long kPfKthread = 0x00200000;
+
+struct TaskState {
+  char state = 0;
+  unsigned long flags = 0;
+};
+
+// The state letter and flags in DIR/stat. 0 or an errno.
+static int read_state(int dir, TaskState* ts) {
+  std::string s;
+  int err = 0;
+  if (!read_all(dir, "stat", &s, &err)) return err;
+  // "PID (COMM) STATE PPID PGRP SESSION TTY_NR TPGID FLAGS ...": COMM may hold ") ".
+  size_t p = s.rfind(')');
+  if (p == std::string::npos ||
+      std::sscanf(s.c_str() + p + 1, " %c %*d %*d %*d %*d %*d %lu", &ts->state, &ts->flags) != 2)
+    return EINVAL;
+  return 0;
+}
+
+// No code of the task runs again: it is exiting or has exited (its fd table and memory
+// may already be detached from it).
+static bool exiting(const TaskState& ts) { return ts.state == 'Z' || ts.state == 'X' || (ts.flags & kPfExiting); }
+
+// The leader of PID has exited (pthread_exit in main) or is exiting: its fd and maps read
+// empty, while the other threads may still hold files through the descriptor table and
+// memory they share. One thread that is still not exiting after it was read has shown
+// them all, so one is read, not every task (a JVM has hundreds). 0 or an errno.
+static int scan_threads(int piddir, pid_t pid, const std::vector<InodeKey>& keys, HolderScan* out) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    int td = ::openat(piddir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (td < 0) return errno;
+    DIR* d = ::fdopendir(td);
+    if (!d) {
+      int err = errno;
+      ::close(td);
+      return err;
+    }
+    bool others = false, live = false;
+    int err = 0;
+    while (!live && !err) {
+      struct dirent* de = ::readdir(d);
+      if (!de) break;
+      if (!all_digits(de->d_name) || std::atoi(de->d_name) == pid) continue;
+      others = true;
+      int tdir = ::openat(::dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      int e = tdir < 0 ? errno : scan_task(tdir, pid, keys, out);
+      TaskState ts;
+      if (e == 0) e = read_state(tdir, &ts);
+      live = e == 0 && !exiting(ts);
+      if (e != ENOENT && e != ESRCH) err = e;  // else that thread is gone: the next
+      if (tdir >= 0) ::close(tdir);
+    }
+    ::closedir(d);
+    if (err || live || !others) return err;  // !others: a zombie holds nothing
+    ::usleep(10000);  // all other threads exiting (or one just made): look again
+  }
+  return EAGAIN;
 }
 
 static bool has_cap_sys_ptrace() {
@@ -139,39 +212,26 @@ HolderScan scan_holders(const std::vector<InodeKey>& keys, const char* proc) {
     ::closedir(pd);
     return out;
   }
-  std::string maps;
   while (struct dirent* de = ::readdir(pd)) {
     if (!all_digits(de->d_name)) continue;
     pid_t pid = static_cast<pid_t>(std::atoi(de->d_name));
     int err = 0;
     int piddir = ::openat(::dirfd(pd), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (piddir < 0) {
-      // ENOENT/ESRCH: exited. Anything else (EPERM under hidepid, EACCES) is a process
-      // that may hold the file for all we know.
-      err = errno;
-      if (err != ENOENT && err != ESRCH && out.complete) {
-        out.complete = false;
-        out.incomplete_why = "cannot inspect process " + std::to_string(pid) + ": " + std::strerror(err);
-      }
-      continue;
+      err = errno;  // EPERM under hidepid, EACCES: it may hold the file for all we know
+    } else {
+      err = scan_task(piddir, pid, keys, &out);
+      // After the reading: a leader that is exiting or gone may have shown nothing of
+      // what its other threads hold. (No stat at all: a tree of files, as in tests.)
+      TaskState ts;
+      int serr = read_state(piddir, &ts);
+      if (serr == 0 && (ts.flags & kPfKthread)) err = 0;  // kernel threads hold no files
+      else if (serr == 0 && exiting(ts)) err = scan_threads(piddir, pid, keys, &out);
+      else if (err == 0 && serr != ENOENT && serr != ESRCH) err = serr;
+      ::close(piddir);
     }
-    bool ok = scan_fds(piddir, pid, keys, &out, &err);
-    if (ok) {
-      ok = read_all(piddir, "maps", &maps, &err);
-      if (ok) {
-        std::vector<Refs> refs(keys.size());
-        parse_maps(maps.data(), maps.size(), keys, &refs);
-        for (size_t i = 0; i < keys.size(); ++i)
-          if (!refs[i].maps.empty() && !out.holder[i]) out.holder[i] = pid;
-      }
-    }
-    // Kernel threads and zombies (empty cmdline) hold no files, readable or not.
-    std::string cmdline;
-    int ignored = 0;
-    if (!ok && read_all(piddir, "cmdline", &cmdline, &ignored) && cmdline.empty()) ok = true;
-    ::close(piddir);
     // ENOENT/ESRCH: the process exited while we looked; it holds nothing now.
-    if (!ok && err != ENOENT && err != ESRCH && out.complete) {
+    if (err && err != ENOENT && err != ESRCH && out.complete) {
       out.complete = false;
       out.incomplete_why = "cannot inspect process " + std::to_string(pid) + ": " + std::strerror(err);
     }

@@ -1,5 +1,6 @@
 // Which files does any process on this host hold? Reads every /proc/PID/fd and
-// /proc/PID/maps: open descriptors and file mappings, however they were made.
+// /proc/PID/maps: open descriptors and file mappings, however they were made (those of
+// one live thread, /proc/PID/task/TID/, where the main thread has exited).
 #pragma once
 
 #include <sys/types.h>
