@@ -46,8 +46,29 @@ static bool read_all(int dirfd, const char* name, std::string* out, int* err) {
   return true;
 }
 
+static bool on_key_dev(dev_t dev, const std::vector<InodeKey>& keys) {
+  for (const auto& k : keys)
+    if (k.dev == dev) return true;
+  return false;
+}
+
+// What the descriptor NAME in FDD (a /proc/PID/fd) refers to, by the attributes the kernel
+// has (AT_STATX_DONT_SYNC): nothing is flushed and no NFS server or FUSE daemon is asked,
+// so a hung one cannot hang gc. MASK 0 asks for st_dev alone. 0 or an errno.
+static int cached_attrs(int fdd, const char* name, unsigned mask, struct statx* sx) {
+  if (::statx(fdd, name, AT_STATX_DONT_SYNC, mask, sx) == 0) return 0;
+  if (errno != ENOSYS) return errno;
+  struct stat st;  // before Linux 4.11
+  if (::fstatat(fdd, name, &st, 0) != 0) return errno;
+  sx->stx_mask = STATX_BASIC_STATS;
+  sx->stx_dev_major = major(st.st_dev);
+  sx->stx_dev_minor = minor(st.st_dev);
+  sx->stx_ino = st.st_ino;
+  return 0;
+}
+
 // Marks KEYS held by the descriptors in DIR/fd as held by PID. 0, or the errno of a
-// list that cannot be read.
+// list that cannot be read or of a descriptor that may be one of KEYS but cannot be told.
 static int scan_fds(int dir, pid_t pid, const std::vector<InodeKey>& keys, HolderScan* out) {
   int fdd = ::openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fdd < 0) return errno;
@@ -60,15 +81,28 @@ static int scan_fds(int dir, pid_t pid, const std::vector<InodeKey>& keys, Holde
   int err = 0;
   while (struct dirent* de = ::readdir(d)) {
     if (!all_digits(de->d_name)) continue;
-    struct stat st;
+    struct statx sx;
     // Follows the magic link: the file the descriptor refers to.
-    if (::fstatat(fdd, de->d_name, &st, 0) != 0) {
-      if (errno == ENOENT) continue;  // closed meanwhile
-      err = errno;  // e.g. EACCES: a process we may not inspect
+    int e = cached_attrs(fdd, de->d_name, STATX_INO, &sx);
+    if (e == ENOENT) continue;  // closed meanwhile
+    if (e) {
+      // A FUSE mount that gives other users no attributes (EACCES) still gives st_dev
+      // to a request for none: a file on no candidate's device is none of ours. Any
+      // other failure (EACCES of a process we may not inspect, ESTALE, EIO) proves
+      // nothing: the descriptor might be one of KEYS.
+      if (cached_attrs(fdd, de->d_name, 0, &sx) == 0 && !on_key_dev(makedev(sx.stx_dev_major, sx.stx_dev_minor), keys))
+        continue;
+      err = e;
+      break;
+    }
+    const dev_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    if (!(sx.stx_mask & STATX_INO)) {
+      if (!on_key_dev(dev, keys)) continue;
+      err = EIO;  // no inode number on a candidate's device: cannot tell
       break;
     }
     for (size_t i = 0; i < keys.size(); ++i)
-      if (st.st_dev == keys[i].dev && st.st_ino == keys[i].ino && !out->holder[i]) out->holder[i] = pid;
+      if (dev == keys[i].dev && sx.stx_ino == keys[i].ino && !out->holder[i]) out->holder[i] = pid;
   }
   ::closedir(d);
   return err;
