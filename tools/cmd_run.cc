@@ -55,9 +55,9 @@ int cmd_run(const std::vector<std::string>& args) {
       return usage_error("run", "cannot read config file '" + config + "': " + std::strerror(errno));
     config = real;
   }
-  std::string lib = find_preload_library();
-  std::string why;
-  if (!check_elf_library(lib, &why)) return usage_error("run", "preload library unusable: " + why);
+  std::string lib, why;
+  if (!find_preload_library(&lib, &why) || !check_elf_library(lib, &why))
+    return usage_error("run", "preload library unusable: " + why);
   if (lib.find_first_of(" :") != std::string::npos)
     return usage_error("run", "preload library path '" + lib + "' contains ' ' or ':', which LD_PRELOAD cannot hold");
 

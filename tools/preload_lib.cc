@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -22,9 +23,18 @@ static bool exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
-std::string find_preload_library() {
+bool find_preload_library(std::string* lib, std::string* why) {
   const char* env = std::getenv("NFSSHIM_PRELOAD_LIB");
-  if (env && *env) return env;
+  if (env && *env) {
+    // Absolute: the command may change directory before it runs the next program.
+    char real[PATH_MAX];
+    if (!::realpath(env, real)) {
+      *why = std::string("cannot open '") + env + "' (NFSSHIM_PRELOAD_LIB): " + std::strerror(errno);
+      return false;
+    }
+    *lib = real;
+    return true;
+  }
   char self[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (n > 0) {
@@ -34,10 +44,12 @@ std::string find_preload_library() {
     std::string sibling = dir + "/../preload/" + kLibName;
     if (exists(sibling)) {
       char real[PATH_MAX];
-      return ::realpath(sibling.c_str(), real) ? std::string(real) : sibling;
+      *lib = ::realpath(sibling.c_str(), real) ? std::string(real) : sibling;
+      return true;
     }
   }
-  return std::string(NFSSHIM_INSTALL_LIBDIR) + "/" + kLibName;
+  *lib = std::string(NFSSHIM_INSTALL_LIBDIR) + "/" + kLibName;
+  return true;
 }
 
 // The ELF identification and machine of a file; false if it is no ELF file.

@@ -5,10 +5,11 @@
 
 namespace nfsshim::tools {
 
-// Where libnfsshim-preload.so is, in this order: $NFSSHIM_PRELOAD_LIB; the build
-// tree next to this binary (<build>/tools/nfsshim -> <build>/preload/); the
-// installed library directory. Returns the first that exists (or the installed path).
-std::string find_preload_library();
+// Where libnfsshim-preload.so is, in this order: $NFSSHIM_PRELOAD_LIB (made absolute;
+// false with WHY if it does not exist); the build tree next to this binary
+// (<build>/tools/nfsshim -> <build>/preload/); the installed library directory. Sets
+// LIB to the first that exists (or the installed path).
+bool find_preload_library(std::string* lib, std::string* why);
 
 // True if PATH is a shared object (ELF ET_DYN) of this process's class, byte order
 // and machine, judged by comparing ELF headers with /proc/self/exe.

@@ -20,6 +20,14 @@ pass "LD_PRELOAD prepended, kept, not repeated"
 "$nfsshim" run -- grep -q libnfsshim-preload.so /proc/self/maps || fail "the command does not have the preload mapped"
 pass "command runs with the preload loaded"
 
+# A relative $NFSSHIM_PRELOAD_LIB is made absolute: the command may change directory
+# before it runs another program, which must still find the library.
+n=$(cd "$(dirname "$lib")" && NFSSHIM_PRELOAD_LIB=./$(basename "$lib") "$nfsshim" run -- sh -c 'cd / && exec grep -c nfsshim /proc/self/maps' 2>&1)
+[[ $n =~ ^[1-9][0-9]*$ ]] || fail "relative NFSSHIM_PRELOAD_LIB: the shim is not loaded after a cd: '$n'"
+out=$(cd "$(dirname "$lib")" && NFSSHIM_PRELOAD_LIB=./$(basename "$lib") "$nfsshim" run -- sh -c 'printf %s "$LD_PRELOAD"')
+[[ $out == "$lib" ]] || fail "relative NFSSHIM_PRELOAD_LIB: LD_PRELOAD='$out', expected '$lib'"
+pass "a relative NFSSHIM_PRELOAD_LIB is made absolute"
+
 echo "log_level = warn" >"$tmp/my.conf"
 out=$(cd "$tmp" && "$nfsshim" run --config my.conf -- sh -c 'printf %s "$NFSSHIM_CONFIG"')
 [[ $out == "$tmp/my.conf" ]] || fail "NFSSHIM_CONFIG='$out'"
@@ -38,6 +46,7 @@ expect_status 2 "unknown option" "$nfsshim" run --frob -- true
 expect_status 2 "cannot read config file" "$nfsshim" run --config "$tmp/missing.conf" -- true
 expect_status 2 "not an ELF file" env NFSSHIM_PRELOAD_LIB=/etc/hostname "$nfsshim" run -- true
 expect_status 2 "cannot open" env NFSSHIM_PRELOAD_LIB="$tmp/none.so" "$nfsshim" run -- true
+expect_status 2 "NFSSHIM_PRELOAD_LIB" env NFSSHIM_PRELOAD_LIB=none.so "$nfsshim" run -- true
 # An ELF header for another machine: ARM (40) if we are not, else x86-64 (62).
 machine=$(od -An -tu2 -j18 -N2 "$lib" | tr -d ' ')
 [[ $machine == 40 ]] && other_machine='\x3e\x00' || other_machine='\x28\x00'
