@@ -66,6 +66,40 @@ TEST(SlotTable, RetryUncachedReplyConsumesTheSeqid) {
   EXPECT_EQ(t.seqid, 2u);
 }
 
+// SEQ_FALSE_RETRY (RFC 8881 2.10.6.1.3): the server holds a reply for this seqid, of
+// another request. Sending the seqid again can only get FALSE_RETRY again (it did, for
+// good, on the slot every request lands on first): the next request uses the next one.
+TEST(SlotTable, FalseRetryConsumesTheSeqid) {
+  SlotTable st(1);
+  SlotTable::Ticket t;
+  ASSERT_EQ(st.acquire(&t), 0);
+  ASSERT_EQ(st.on_sequence_ok(t.slotid, ok_for(t, 0, 0)), 0);
+  ASSERT_EQ(st.acquire(&t), 0);
+  ASSERT_EQ(t.seqid, 2u);
+  EXPECT_TRUE(st.on_sequence_error(t.slotid, NFS4ERR_SEQ_FALSE_RETRY));
+  ASSERT_EQ(st.acquire(&t), 0);
+  EXPECT_EQ(t.seqid, 3u);
+}
+
+// A replay given up while the server still runs the original (it answers the replay
+// DELAY): the seqid is the server's. session.cc stepped it back (on_sequence_error(DELAY)),
+// so the slot's next request reused it and, once the original finished, got its reply.
+TEST(SlotTable, AGivenUpReplayKeepsItsSeqidUsed) {
+  SlotTable st(1);
+  SlotTable::Ticket t;
+  ASSERT_EQ(st.acquire(&t), 0);
+  ASSERT_EQ(st.on_connection_lost(t.slotid), 0);
+  ASSERT_EQ(st.replay(t.slotid, &t), 0);
+  ASSERT_EQ(t.seqid, 1u);
+  ASSERT_EQ(st.give_up_replay(t.slotid), 0);
+  ASSERT_EQ(st.acquire(&t), 0);
+  EXPECT_EQ(t.seqid, 2u);
+  // Not in doubt: a SEQ_MISORDERED now (the original still runs) does not step back twice.
+  EXPECT_FALSE(st.on_sequence_error(t.slotid, NFS4ERR_SEQ_MISORDERED));
+  ASSERT_EQ(st.acquire(&t), 0);
+  EXPECT_EQ(t.seqid, 2u);
+}
+
 TEST(SlotTable, ConnectionLossReplaysWithTheSameSeqid) {
   SlotTable st(4);
   SlotTable::Ticket t, r, other;

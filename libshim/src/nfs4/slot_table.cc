@@ -75,10 +75,11 @@ bool SlotTable::on_sequence_error(uint32_t slotid, uint32_t status) {
   if (slotid >= size() || slots_[slotid].state == State::kFree) return false;
   Slot& s = slots_[slotid];
   release(s);
-  // RETRY_UNCACHED_REP answers a resent request the server did run (it kept no reply):
-  // that seqid is used up. Any other SEQUENCE error means the request was not run and the
+  // RETRY_UNCACHED_REP answers a resent request the server did run (it kept no reply),
+  // SEQ_FALSE_RETRY one whose seqid it holds the reply of another request for: that
+  // seqid is used up (sent again it gets the same answer, for good). Any other SEQUENCE error means the request was not run and the
   // next request reuses the seqid.
-  if (status == NFS4ERR_RETRY_UNCACHED_REP) return true;
+  if (status == NFS4ERR_RETRY_UNCACHED_REP || status == NFS4ERR_SEQ_FALSE_RETRY) return true;
   s.seqid -= 1;
   switch (status) {
     case NFS4ERR_SEQ_MISORDERED:
@@ -121,6 +122,14 @@ int SlotTable::abandon(uint32_t slotid) {
   Slot& s = slots_[slotid];
   release(s);
   s.uncertain = true;
+  return 0;
+}
+
+int SlotTable::give_up_replay(uint32_t slotid) {
+  if (slotid >= size() || slots_[slotid].state == State::kFree) return -EINVAL;
+  Slot& s = slots_[slotid];
+  release(s);
+  s.uncertain = false;
   return 0;
 }
 

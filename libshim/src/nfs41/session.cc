@@ -534,7 +534,15 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     {
       std::lock_guard<std::mutex> g(mu_);
       if (a->session_gen == session_gen_) {
-        slot_retry = slots_.on_sequence_error(a->t.slotid, sr.status);
+        if (sr.status == NFS4ERR_DELAY && a->replayed) {
+          // Replays of a request the server still runs, given up (above): its seqid is
+          // the server's. Stepping it back would give it to another request, which the
+          // server answers with the original's reply once that finishes.
+          slots_.give_up_replay(a->t.slotid);
+          slot_retry = true;
+        } else {
+          slot_retry = slots_.on_sequence_error(a->t.slotid, sr.status);
+        }
       }
       slot_cv_.notify_one();
     }

@@ -42,7 +42,8 @@ class SlotTable {
   int on_sequence_ok(uint32_t slotid, const SequenceRes& res);
   // SEQUENCE itself failed (status != NFS4_OK): the server did not run the request
   // and the sequence id is not consumed (except RETRY_UNCACHED_REP: the server ran the
-  // original and kept no reply, so the sequence id is used); the slot is freed. For SEQ_MISORDERED on a
+  // original and kept no reply, and SEQ_FALSE_RETRY: it holds the reply of another
+  // request with that sequence id; both use it up); the slot is freed. For SEQ_MISORDERED on a
   // slot whose last request was abandoned, the sequence id steps back (the server had
   // not seen that request). BADSLOT / BAD_HIGH_SLOT shrink the usable range below
   // the slot. Returns true if a retry on a fresh ticket can succeed.
@@ -56,6 +57,9 @@ class SlotTable {
   // may or may not have run it. Assumes it did (sequence id consumed) and remembers
   // the doubt for on_sequence_error(SEQ_MISORDERED).
   int abandon(uint32_t slotid);
+  // A replay was given up while the server still ran the original (it answered the
+  // replay DELAY): the sequence id is the server's, used, without doubt.
+  int give_up_replay(uint32_t slotid);
 
   std::vector<uint32_t> lost_slots() const;
   uint32_t in_use() const { return in_use_; }
