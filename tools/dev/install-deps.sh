@@ -9,6 +9,7 @@ pkgs=(
   bindfs openjdk-17-jdk-headless
   nfs-ganesha nfs-ganesha-vfs nfs-ganesha-mem rpcbind
   user-mode-linux kmod iproute2 procps psmisc
+  strace   # tests/preload/failed_restore.sh injects syscall failures
   prometheus   # promtool, to check `nfsshim stat --prometheus`
   rpm rpm2cpio cpio rpmlint   # tests/packaging: rpmbuild of the EL8 spec, rpmlint
   debhelper dpkg-dev fakeroot lintian systemd   # tests/packaging: .deb build, lintian, systemd-analyze

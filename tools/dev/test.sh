@@ -104,7 +104,7 @@ run "all tests" build-ci
 # fuse_nfs41_chaos_restart (~70 s) and fuse_nfs_chaos_restart run.
 san_asan_skip_labels='^(uml|packaging)$'
 san_tsan_skip_labels='^(uml|packaging)$'
-san_tsan_skip_names='^(kafka\.bindfs\..*|preload\.(crash_recovery|failed_rename_keeps_target|stats_dir_full|sweep_silly_rmdir_bindfs)|tools_run|torture\.(graveyard_other_user|smoke)'\
+san_tsan_skip_names='^(kafka\.bindfs\..*|preload\.(crash_recovery|failed_rename_keeps_target|failed_restore_is_kept|stats_dir_full|sweep_silly_rmdir_bindfs)|tools_run|torture\.(graveyard_other_user|smoke)'\
 '|engine_nfs3_n[18]_.*|fuse_nfs41_integrity_.*|fuse_nfs_chaos_kill-conn|fuse_nfs41_chaos_kill-conn)$'
 san_run() {  # san_run NAME DIR ctest-args...: run with the sanitizer logs checked
   local name=$1 dir=$2 logs=$root/$2/san-logs t0=$SECONDS; shift 2

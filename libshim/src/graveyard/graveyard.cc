@@ -101,6 +101,13 @@ int Graveyard::bury(int dirfd, const char* path, char kind, std::string* entry) 
 
 int Graveyard::remove(const std::string& entry) { return sys::unlinkat(fd_, entry.c_str(), 0); }
 
+int Graveyard::keep(const std::string& entry, std::string* kept) {
+  std::string name = "k~" + entry;
+  int rv = sys::renameat(fd_, entry.c_str(), fd_, name.c_str());
+  if (rv == 0) *kept = std::move(name);
+  return rv;
+}
+
 int Graveyard::restore(const std::string& entry, int dirfd, const char* path) {
   // link + unlink instead of rename: link fails with EEXIST rather than replace a file
   // created meanwhile under the old name (renameat2's NOREPLACE is not on NFS).
@@ -143,6 +150,8 @@ ReapDecision classify_entry(const std::string& name, const Identity& self, int64
     // removed; it deletes that name itself at the holder's last close.
     d.reason = name.rfind(".nfs", 0) == 0 || name.rfind(".fuse_hidden", 0) == 0
                    ? "held by another process (kernel silly-rename)"
+               : name.rfind("k~", 0) == 0
+                   ? "the target of a failed rename that could not be put back (see the log)"
                    : "not an nfsshim entry";
     return d;
   }
