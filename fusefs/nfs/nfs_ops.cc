@@ -700,6 +700,14 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   thread_local std::vector<char> buf;
   if (buf.size() < size) buf.resize(size);
   ssize_t rv = io->read(*open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
+  const uint64_t end = static_cast<uint64_t>(off) + static_cast<uint64_t>(rv);
+  if (rv >= 0 && static_cast<size_t>(rv) < size && n->wb.in_flight_after(end)) {
+    // A short read is end of file to the kernel, which cuts the file's size there (a
+    // mapped page past it is a SIGBUS): an answered write beyond it, not yet on the
+    // server, must land first, and the read goes again.
+    wait_overlapping(fs_of(req), n, end, UINT64_MAX - end);
+    rv = io->read(*open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
+  }
   if (rv < 0) {
     // A page-in answered with an error is a SIGBUS in the application.
     SHIM_LOG_DEBUG("[ino {}] read {} at {}: {}", ino, size, off, std::strerror(static_cast<int>(-rv)));

@@ -63,6 +63,11 @@
 #                              lands the right bytes on the export; controls -o nosplice and a
 #                              daemon without CAP_SYS_RESOURCE under a 1 MiB fs.pipe-max-size:
 #                              off, the reason logged, no write through a pipe
+#   hole-read                  a 4 KiB write at 1 MiB into an empty file is answered at once
+#                              (write-behind) and mapped right away: the page faults at 0 and
+#                              at 1 MiB read zeros and the written bytes (a READ below the
+#                              answered write reached the server first, got end of file, and
+#                              the kernel cut the file's size: SIGBUS); with -v41
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -569,6 +574,33 @@ PY
     got=$(cat "$work/export/$f") && [ "$got" = $want ] || fail "the export's $f is '$got', not '$want'"
   done
   pass "open(O_TRUNC) truncates an existing file, also amid answered writes ($engine)"
+  ;;
+hole-read)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs "&nconnect=2"
+  # ctypes, not the mmap module: its fstat sends a GETATTR, which waits for the write.
+  python3 -X faulthandler - "$mnt" <<'PY' || fail "a page fault below an answered write through vers=$vers"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+PROT_READ, MAP_SHARED, M = 1, 1, 1 << 20
+for rnd in range(20):
+    path = os.path.join(sys.argv[1], f"hole{rnd}")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.pwrite(fd, b"x" * 4096, M)
+    p = libc.mmap(None, M + 4096, PROT_READ, MAP_SHARED, fd, 0)
+    if p in (None, ctypes.c_void_p(-1).value):
+        sys.exit(f"mmap: {os.strerror(ctypes.get_errno())}")
+    head, tail = ctypes.string_at(p, 1), ctypes.string_at(p + M, 1)  # SIGBUS here
+    if head != b"\0" or tail != b"x":
+        sys.exit(f"round {rnd}: read {head!r} at 0 and {tail!r} at 1 MiB")
+    libc.munmap(ctypes.c_void_p(p), M + 4096)
+    os.close(fd)
+print("20 rounds: the pages below and at an answered write read zeros and its bytes")
+PY
+  unmount_nfs
+  pass "a read below an answered write waits for it instead of ending the file ($engine)"
   ;;
 groups)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
