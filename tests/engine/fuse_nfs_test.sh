@@ -68,6 +68,11 @@
 #                              at 1 MiB read zeros and the written bytes (a READ below the
 #                              answered write reached the server first, got end of file, and
 #                              the kernel cut the file's size: SIGBUS); with -v41
+#   squash-restart-v41         under root_squash, a user holds its own 0600 file open for
+#                              writing while ganesha restarts (Graceless: no reclaim, so the
+#                              engine re-opens every open file): the re-open goes as the
+#                              opener, not as the mount's squashed root, so the next writes,
+#                              fsync and close work and land (vers=4.1 only)
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -601,6 +606,49 @@ print("20 rounds: the pages below and at an answered write read zeros and its by
 PY
   unmount_nfs
   pass "a read below an answered write waits for it instead of ending the file ($engine)"
+  ;;
+squash-restart)
+  [ "$vers" = 4.1 ] || fail "squash-restart is for vers=4.1 (NFSv3 has no opens to re-open)"
+  mkdir -p "$work/export"
+  chmod 1777 "$work/export"  # the squashed root makes the graveyard here
+  mkdir "$work/export/kafka" && chown 1000:1000 "$work/export/kafka" && chmod 0700 "$work/export/kafka"
+  squash='CLIENT { Clients = 127.0.0.1; Squash = Root_Squash; Anonymous_Uid = 4242; Anonymous_Gid = 4242; }'
+  GANESHA_EXPORT_EXTRA=$squash ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS ||
+    fail "ganesha (root_squash)"
+  chmod 755 "$work"  # the mount point is reached by uid 1000
+  mount_nfs "&nconnect=2"
+  mkdir "$work/sync" && chmod 777 "$work/sync" && mkfifo "$work/sync/restarted" && chmod 666 "$work/sync/restarted"
+  setpriv --reuid=1000 --regid=1000 --clear-groups /usr/bin/python3 - "$mnt/kafka/seg" "$work" \
+    > "$work/user.out" 2>&1 <<'PY' &
+import os, sys
+path, work = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+os.write(fd, b"before-restart;")
+os.fsync(fd)
+open(os.path.join(work, "sync/ready"), "w").close()
+open(os.path.join(work, "sync/restarted")).read()  # the fifo: until ganesha is back
+try:
+    os.write(fd, b"after-restart")
+    os.fsync(fd)
+    os.close(fd)
+except OSError as e:
+    sys.exit(f"after the restart: {e}")
+print("uid 1000 wrote, fsynced and closed its 0600 file after the server restarted")
+PY
+  user=$!
+  for _ in $(seq 100); do [ -e "$work/sync/ready" ] && break; sleep 0.1; done
+  [ -e "$work/sync/ready" ] || { cat "$work/user.out"; fail "the user's writer did not start"; }
+  ganesha_stop "$work/state"
+  GANESHA_EXPORT_EXTRA=$squash ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS ||
+    fail "ganesha (root_squash) again"
+  echo > "$work/sync/restarted"
+  wait "$user" || { cat "$work/user.out"; grep -E "re-open|reclaim" "$work/shim.log" | tail -3; fail "the open file is unusable after the restart"; }
+  cat "$work/user.out"
+  unmount_nfs
+  grep -q "client id lost" "$work/shim.log" || fail "no client id recovery: the case is not made"
+  got=$(cat "$work/export/kafka/seg")
+  [ "$got" = "before-restart;after-restart" ] || fail "the export has '$got'"
+  pass "a squashed mount re-opens a user's 0600 file as the user after a restart ($engine)"
   ;;
 groups)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"

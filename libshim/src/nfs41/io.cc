@@ -132,7 +132,7 @@ int Engine::open(const Cred& c, const Fh& dir, const std::string& name, bool cre
     std::memcpy(&boot, boot_verf_.data(), sizeof boot);
     return create_exclusive(c, dir, name, mode, boot + create_counter_.fetch_add(1), out, attr);
   }
-  auto f = new_open_file(OPEN4_SHARE_ACCESS_BOTH);
+  auto f = new_open_file(c, OPEN4_SHARE_ACCESS_BOTH);
   f->dir = dir;
   f->name = name;
   if (int rc = open_once(c, dir, name, create, nullptr, mode, f.get(), attr); rc != 0) return rc;
@@ -144,7 +144,7 @@ int Engine::open(const Cred& c, const Fh& dir, const std::string& name, bool cre
 int Engine::create_exclusive(const Cred& c, const Fh& dir, const std::string& name,
                              uint32_t mode, uint64_t verifier, Open* out, Attr* attr) {
   if (int rc = check_component(name); rc < 0) return rc;
-  auto f = new_open_file(OPEN4_SHARE_ACCESS_BOTH);
+  auto f = new_open_file(c, OPEN4_SHARE_ACCESS_BOTH);
   f->dir = dir;
   f->name = name;
   Bitmap4 attrset;
@@ -173,7 +173,7 @@ int Engine::create_exclusive(const Cred& c, const Fh& dir, const std::string& na
 
 int Engine::open_fh(const Cred& c, const Fh& fh, uint32_t access, Open* out) {
   if (access < OPEN4_SHARE_ACCESS_READ || access > OPEN4_SHARE_ACCESS_BOTH) return -EINVAL;
-  auto f = new_open_file(access);
+  auto f = new_open_file(c, access);
   f->fh = fh;
   if (int rc = open_once(c, Fh{}, std::string(), false, nullptr, 0, f.get(), nullptr); rc != 0)
     return rc;
@@ -182,8 +182,9 @@ int Engine::open_fh(const Cred& c, const Fh& fh, uint32_t access, Open* out) {
   return 0;
 }
 
-Open Engine::new_open_file(uint32_t access) {
+Open Engine::new_open_file(const Cred& c, uint32_t access) {
   auto f = std::make_shared<OpenFile>();
+  f->cred_ = c;
   // One open-owner per OPEN: each open has its own stateid, closed on its own.
   std::string own = "o" + std::to_string(owner_counter_.fetch_add(1));
   f->owner_.assign(own.begin(), own.end());
@@ -235,7 +236,7 @@ int Engine::reclaim_open(OpenFile* f, uint32_t* status) {
   a.claim = CLAIM_PREVIOUS;
   a.delegate_type = OPEN_DELEGATE_NONE;  // this engine never holds delegations
   OpenRes res;
-  int rv = run(default_cred(),
+  int rv = run(f->cred_,
       [&](Compound& k) {
         {
           std::lock_guard<std::mutex> g(mu_);
@@ -290,7 +291,7 @@ int Engine::reopen(const std::vector<Open>& files) {
   int first = 0;
   for (auto& f : files) {
     // CLAIM_FH: the file may have been renamed (or buried) since it was opened by name.
-    int rv = open_once(default_cred(), Fh{}, std::string(), false, nullptr, 0, f.get(), nullptr);
+    int rv = open_once(f->cred_, Fh{}, std::string(), false, nullptr, 0, f.get(), nullptr);
     reopens_.fetch_add(1);
     if (rv != 0) {
       SHIM_LOG_ERROR("nfs41: re-open of '{}' failed: {}", log_name(*f),

@@ -404,7 +404,7 @@ void Engine::reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen
     uint32_t st = 0;
     for (const HeldRange& h : it.held) {
       LockRes res;
-      rv = run(default_cred(),
+      rv = run(it.parent->cred_,
           [&](Compound& k) {
             LockArgs a;
             a.locktype = nfs_locktype(h.type, false);
@@ -445,7 +445,7 @@ void Engine::reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen
                   "lost, the next lock op on the file gives EIO", it.owner, name,
                   st ? nfs4_status_name(st) : std::strerror(-rv));
     // Half a reclaim is no lock the caller can count on: give back what was reclaimed.
-    if (have) free_lock_state(default_cred(), it.parent, sid);
+    if (have) free_lock_state(it.parent->cred_, it.parent, sid);
   }
 }
 

@@ -825,8 +825,8 @@ int Engine::shutdown() {
       left.assign(open_files_.begin(), open_files_.end());
     }
     for (auto& f : left) {
-      release_locks(default_cred(), f);  // CLOSE fails with NFS4ERR_LOCKS_HELD otherwise
-      int rv = close(default_cred(), f);
+      release_locks(f->cred_, f);  // CLOSE fails with NFS4ERR_LOCKS_HELD otherwise
+      int rv = close(f->cred_, f);
       if (rv != 0 && first == 0) first = rv;
     }
     std::string why;

@@ -74,6 +74,9 @@ struct OpenFile {
   mutable std::mutex mu_;  // open_mu_2: leaf
   nfs4::Stateid4 stateid_;
   std::vector<uint8_t> owner_;
+  // Who opened it: a reclaim or re-open (and its locks' reclaim) goes as the opener, who
+  // may open it; the mount's identity may not (a 0600 file, root squashed by the server).
+  Cred cred_;
 };
 using Open = std::shared_ptr<OpenFile>;
 
@@ -298,7 +301,7 @@ class Engine {
   void renew_main();
 
   int getattr4(const Cred& c, const Fh& fh, const nfs4::Bitmap4& want, nfs4::Fattr4* out);
-  Open new_open_file(uint32_t access);
+  Open new_open_file(const Cred& c, uint32_t access);
   void remember_open(const Open& f);
   // EXCL_VERF: null for UNCHECKED4 (or no create), else the EXCLUSIVE4_1 verifier;
   // *ATTRSET (if given): the attributes the create set.
