@@ -650,6 +650,25 @@ TEST_F(EngineTest, ExclusiveCreatesReSentAfterALostReplyAreDone) {
   EXPECT_EQ(files_left(*e, dir_), made.load()) << "a create that succeeded left no file";
 }
 
+// A re-sent O_EXCL create or MKDIR (count_next_as_resent_for_test) whose EEXIST meets a
+// file or directory made before its first send: that is another's, an O_EXCL lock file or
+// a mkdir lock of the same user, and the caller gets EEXIST. Both were taken as the first
+// send's (an empty regular file of the caller's own; any directory): two holders of a lock.
+TEST_F(EngineTest, AReSentCreateDoesNotTakeAnOlderFileAsItsOwn) {
+  Fh f, d;
+  ASSERT_EQ(engine_->create(cred_, dir_, "lock", 0644, true, &f, nullptr), 0);
+  ASSERT_EQ(engine_->mkdir(cred_, dir_, "lockdir", 0755, &d, nullptr), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // older than the 1 s margin
+  const uint64_t met_own = engine_->stats().resent_exist;
+  engine_->count_next_as_resent_for_test();
+  EXPECT_EQ(engine_->create(cred_, dir_, "lock", 0644, true, nullptr, nullptr), -EEXIST)
+      << "a re-sent O_EXCL create took another's empty lock file as its own";
+  engine_->count_next_as_resent_for_test();
+  EXPECT_EQ(engine_->mkdir(cred_, dir_, "lockdir", 0755, nullptr, nullptr), -EEXIST)
+      << "a re-sent MKDIR took an existing directory as its own";
+  EXPECT_EQ(engine_->stats().resent_exist, met_own);
+}
+
 // A server that dies between making an O_EXCL file and storing the verifier in its times
 // (ganesha's FSAL_VFS does the two in turn) answers the re-send EEXIST after its restart:
 // the file is there, the verifier is not. Played here by a thread that overwrites the

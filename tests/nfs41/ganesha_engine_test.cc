@@ -339,8 +339,24 @@ TEST_P(Nfs41, NonIdempotentOpsRunAgainInANewSessionAreDone) {
   EXPECT_EQ(e->mkdir(c, e->root(), p + "-s2", 0755, nullptr, nullptr), -EEXIST);
   EXPECT_EQ(e->stats().resent_exist, 3u);
 
-  for (auto n : {"-to", "-s", "-l", "-s2"}) EXPECT_EQ(e->remove(c, e->root(), p + n), 0) << n;
+  // An O_EXCL lock file or a mkdir lock made (by the same user) before the first run is
+  // no success of ours either: both were taken as the first run's (an empty regular file
+  // of the caller's own; any directory), two holders of one lock.
+  ASSERT_EQ(::close(::open((dir + p + "-lock").c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644)), 0);
+  ASSERT_EQ(::mkdir((dir + p + "-lockd").c_str(), 0755), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // older than the 1 s margin
+  Open lf;
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->open(c, e->root(), p + "-lock", true, true, 0644, &lf, nullptr), -EEXIST)
+      << "a re-run O_EXCL open took another's empty lock file as its own";
+  e->lose_next_reply_for_test();
+  EXPECT_EQ(e->mkdir(c, e->root(), p + "-lockd", 0755, nullptr, nullptr), -EEXIST)
+      << "a re-run MKDIR took an existing directory as its own";
+  EXPECT_EQ(e->stats().resent_exist, 3u);
+
+  for (auto n : {"-to", "-s", "-l", "-s2", "-lock"}) EXPECT_EQ(e->remove(c, e->root(), p + n), 0) << n;
   EXPECT_EQ(e->rmdir(c, e->root(), p + "-d"), 0);
+  EXPECT_EQ(e->rmdir(c, e->root(), p + "-lockd"), 0);
 }
 
 // An O_EXCL create (EXCLUSIVE4_1) whose reply was lost with its session runs again in a new

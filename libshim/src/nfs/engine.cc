@@ -134,6 +134,16 @@ bool Attr::lost_exclusive_create_of(uint32_t owner) const {
   return S_ISREG(st_mode()) && size == 0 && uid == owner;
 }
 
+struct timespec Attr::now() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return ts;
+}
+
+bool Attr::changed_since(const struct timespec& since) const {
+  return ctime.tv_sec > since.tv_sec - 1 || (ctime.tv_sec == since.tv_sec - 1 && ctime.tv_nsec >= since.tv_nsec);
+}
+
 Cred Engine::default_cred() const {
   Cred c;
   c.uid = url_.uid >= 0 ? static_cast<uint32_t>(url_.uid) : ::geteuid();
@@ -483,6 +493,7 @@ int Engine::run_once(const Cred& c, const char* what, size_t bytes, bool idempot
     *resent = true;
     submit(&twin);
   }
+  if (resent_next_.load(std::memory_order_relaxed) && resent_next_.exchange(false)) *resent = true;
   submit(&call);
   std::unique_lock<std::mutex> lk(m);
   cv.wait(lk, [&] { return done && twin_done; });

@@ -377,6 +377,7 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
                         (static_cast<uint64_t>(::time(nullptr)) << 20) ^ counter.fetch_add(1);
   Fh fh;
   bool resent = false;
+  const timespec sent = Attr::now();
   int rv = run(c, "CREATE", 0, true,
                [&](rpc_context* rpc, RpcCb cb, void* priv) {
                  CREATE3args a;
@@ -400,10 +401,13 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
   if (exclusive) {
     // A server that died between making the file and storing the verifier (ganesha's
     // FSAL_VFS does them in turn) answers the re-send EEXIST. An empty regular file of the
-    // caller's own there is taken as ours: only another create of the same name by the
-    // same user, between our first send and the re-send, could be mistaken for it.
+    // caller's own made since our first send is taken as ours: only another create of the
+    // same name by the same user in that second could be mistaken for it. (An older one
+    // is another's O_EXCL lock file: EEXIST.)
     rv = exist_after_resend(c, rv, resent, "CREATE", dir, name,
-                            [&](const Fh&, const Attr& a) { return a.lost_exclusive_create_of(c.uid); },
+                            [&](const Fh&, const Attr& a) {
+                              return a.lost_exclusive_create_of(c.uid) && a.changed_since(sent);
+                            },
                             &fh, attr);
   }
   if (rv < 0 || !exclusive) {
@@ -439,6 +443,7 @@ int Engine::exist_after_resend(const Cred& c, int rv, bool resent, const char* w
 
 int Engine::mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, Fh* out, Attr* attr) {
   bool resent = false;
+  const timespec sent = Attr::now();
   int rv = run(c, "MKDIR", 0, false,
              [&](rpc_context* rpc, RpcCb cb, void* priv) {
                MKDIR3args a;
@@ -453,8 +458,10 @@ int Engine::mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_
                return new_object(r->MKDIR3res_u.resok, out, attr);
              },
              &resent);
+  // A directory of before our first send is another's (a mkdir lock held): EEXIST.
   return exist_after_resend(c, rv, resent, "MKDIR", dir, name,
-                            [](const Fh&, const Attr& a) { return a.type == NF3DIR; }, out, attr);
+                            [&](const Fh&, const Attr& a) { return a.type == NF3DIR && a.changed_since(sent); },
+                            out, attr);
 }
 
 int Engine::symlink(const Cred& c, const Fh& dir, const std::string& name, const std::string& target, Fh* out,

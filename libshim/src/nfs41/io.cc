@@ -149,14 +149,16 @@ int Engine::create_exclusive(const Cred& c, const Fh& dir, const std::string& na
   f->name = name;
   Bitmap4 attrset;
   bool rerun = false;
+  const timespec sent = Attr::now();
   int rv = open_once(c, dir, name, true, &verifier, mode, f.get(), attr, &attrset, &rerun);
   if (rv == -EEXIST && rerun) {
     // Run again in a new session (the reply lost with a server restart): a server that
     // died between making the file and storing the verifier answers EXIST. An empty
-    // regular file of the caller's own is taken as the first run's (as the NFSv3 engine
-    // does); it is opened, and the mode set below.
+    // regular file of the caller's own made since our first run is taken as that run's
+    // (as the NFSv3 engine does); it is opened, and the mode set below. An older one is
+    // another's O_EXCL lock file: EEXIST.
     rv = exist_after_rerun(c, "OPEN (EXCLUSIVE4_1)", dir, name,
-        [&](const Fh&, const Attr& a) { return a.lost_exclusive_create_of(c.uid); },
+        [&](const Fh&, const Attr& a) { return a.lost_exclusive_create_of(c.uid) && a.changed_since(sent); },
         nullptr, nullptr);
     if (rv == 0) rv = open_once(c, dir, name, false, nullptr, mode, f.get(), attr);
     attrset = Bitmap4();

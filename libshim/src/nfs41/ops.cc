@@ -212,6 +212,7 @@ int Engine::create_obj(const Cred& c, const Fh& dir, uint32_t type, const std::s
   GetfhRes gf;
   GetattrRes ga;
   bool rerun = false;
+  const timespec sent = Attr::now();
   int rv = run(c,
       [&](Compound& k) {
         if (int rc = encode_putfh(k, dir); rc < 0) return rc;
@@ -231,7 +232,8 @@ int Engine::create_obj(const Cred& c, const Fh& dir, uint32_t type, const std::s
   if (rv == -EEXIST && rerun) {
     return exist_after_rerun(c, type == NF4DIR ? "CREATE (directory)" : "CREATE (symlink)", dir, name,
         [&](const Fh& fh, const Attr& at) {
-          if (type == NF4DIR) return at.type == NF4DIR;
+          // A directory of before our first run is another's (a mkdir lock held): EEXIST.
+          if (type == NF4DIR) return at.type == NF4DIR && at.changed_since(sent);
           std::string t;
           return at.type == NF4LNK && readlink(c, fh, &t) == 0 && t == target;
         },

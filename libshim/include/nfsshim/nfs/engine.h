@@ -55,6 +55,10 @@ struct Attr {
   // An empty regular file owned by UID: what an O_EXCL create leaves when the server died
   // after making the file and before storing the create's verifier (both engines).
   bool lost_exclusive_create_of(uint32_t uid) const;
+  // Its ctime is not before SINCE (less a second for the server's clock): made or changed
+  // after a call sent at SINCE, not an object of before that the re-send's EEXIST met.
+  bool changed_since(const struct timespec& since) const;
+  static struct timespec now();  // the wall clock, for changed_since
 };
 
 struct SetAttr {
@@ -166,6 +170,9 @@ class Engine {
   // connection can make it (the first send still running when the re-send arrives): a twin
   // whose reply is dropped, then the call, which counts as re-sent.
   void send_next_twice_for_test() { twice_next_.store(true); }
+  // Test hook: the next call counts as re-sent after a lost connection (its first send
+  // may have run), without a second send.
+  void count_next_as_resent_for_test() { resent_next_.store(true); }
   // Test hook: every READ piece from OFF on fails with ERR (as a server that went away
   // in the middle of a read on a soft mount) until called with OFF = UINT64_MAX.
   void fail_reads_from_for_test(uint64_t off, int err) {
@@ -248,6 +255,7 @@ class Engine {
   std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0}, resent_done_{0},
       resent_exist_{0}, resent_stale_{0};
   std::atomic<bool> twice_next_{false};  // send_next_twice_for_test
+  std::atomic<bool> resent_next_{false};  // count_next_as_resent_for_test
   std::atomic<uint64_t> fail_read_at_{UINT64_MAX};  // fail_reads_from_for_test
   std::atomic<int> fail_read_err_{0};
 };
