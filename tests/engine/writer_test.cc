@@ -432,6 +432,36 @@ TEST(UnstableLimit, AFileThatCannotCommitIsNotEveryWritesFirstPick) {
   EXPECT_EQ(b.srv.stable.size(), 2 * kWsize);
 }
 
+// At unmount (commit_all) a file whose last COMMIT failed a moment ago is tried again:
+// the daemon is going, there is no later try. It was skipped until MAX_AGE had passed,
+// and its answered data was dropped with its writer unmade stable, without a word.
+TEST(UnstableLimit, UnmountCommitsAFileWhoseCommitFailedJustBefore) {
+  UnstableLimit limit(2 * kWsize, kNoAge);
+  LimitedFile a(&limit), b(&limit);
+  a.write_chunks(1, 0, 2);
+  a.srv.fail_commits = 1;
+  b.write_chunks(2, 0, 1);  // over the bound: A's COMMIT fails, A waits MAX_AGE for the next
+  ASSERT_EQ(a.srv.commits, 1);
+  ASSERT_EQ(a.w->retained_bytes(), 2 * kWsize);
+  limit.commit_all();
+  EXPECT_EQ(a.srv.commits, 2) << "the unmount did not try the failed file again";
+  EXPECT_EQ(a.w->retained_bytes(), 0u);
+  EXPECT_EQ(a.srv.stable.size(), 2 * kWsize);
+  EXPECT_EQ(b.w->retained_bytes(), 0u);
+  EXPECT_EQ(limit.total_bytes(), 0u);
+}
+
+// A file that still cannot commit at unmount is tried once, not forever.
+TEST(UnstableLimit, UnmountTriesAFailingFileOnce) {
+  UnstableLimit limit(64u << 20, kNoAge);
+  LimitedFile a(&limit);
+  a.write_chunks(1, 0, 1);
+  a.srv.fail_commits = 100;
+  limit.commit_all();
+  EXPECT_EQ(a.srv.commits, 1);
+  EXPECT_EQ(a.w->retained_bytes(), kWsize);
+}
+
 TEST(UnstableLimit, DataKeptLongerThanMaxAgeIsCommittedWithoutAnyCall) {
   const milliseconds age(300);
   UnstableLimit limit(64u << 20, age);

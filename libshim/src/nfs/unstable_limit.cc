@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <set>
 #include <cstring>
 
 #include "nfsshim/log.h"
@@ -113,15 +114,31 @@ void UnstableLimit::relieve() {
 }
 
 void UnstableLimit::commit_all() {
+  // Each file once, a failed one of a moment ago too: there is no later try.
   std::unique_lock<std::mutex> g(mu_);
+  std::set<UnstableWriter*> tried;
   for (;;) {
-    const auto now = std::chrono::steady_clock::now();
     UnstableWriter* next = nullptr;
-    for (auto& [w, e] : writers_)
-      if (committable(e, now)) next = w;
-    if (!next) return;
-    commit_locked(g, next, nullptr);  // counted as neither kind
+    bool committing = false;
+    for (auto& [w, e] : writers_) {
+      if (e.busy > 0) committing = true;
+      else if (e.bytes > 0 && !tried.count(w)) next = w;
+    }
+    if (next) {
+      tried.insert(next);
+      commit_locked(g, next, nullptr);  // counted as neither kind
+    } else if (committing) {
+      cv_.wait(g);  // the age thread's COMMIT: its file may need a try after it
+    } else {
+      break;
+    }
   }
+  size_t files = 0;
+  for (auto& [w, e] : writers_) files += e.bytes > 0;
+  if (files > 0)
+    SHIM_LOG_ERROR("{} bytes of answered data in {} open files could not be committed before the "
+                   "daemon stopped: the server holds them unstable and loses them if it restarts "
+                   "before writing them out", total_, files);
 }
 
 // Every quarter of MAX_AGE, commits the files whose oldest kept data passed MAX_AGE.
