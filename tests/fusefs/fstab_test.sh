@@ -10,11 +10,12 @@
 # holding the nfsshim-fuse symlink; nothing changes outside the namespace.
 #
 # Cases: mount -t on the command line; an fstab line (mount -T FILE MNT) carrying the
-# fstab-only words (defaults, _netdev, nofail, noauto); mount.fuse3 run directly with
-# nfsshim-fuse found through a prepended PATH (that does work without mount(8)); and mount
-# failing cleanly when nfsshim-fuse is not installed. Each mount: it is ours (type, source,
-# allow_other), our own option arrived (entry_timeout in the daemon's log), files pass
-# through, delete-on-last-close works, and umount(8) ends the daemon.
+# fstab-only words (defaults, _netdev, nofail, noauto, x-systemd.requires-mounts-for=);
+# mount.fuse3 run directly with nfsshim-fuse found through a prepended PATH (that does work
+# without mount(8)); and mount failing cleanly when nfsshim-fuse is not installed. Each
+# mount: it is ours (type, source, allow_other), our own option arrived (entry_timeout in
+# the daemon's log), files pass through, delete-on-last-close works, and umount(8) ends
+# the daemon.
 if [ -z "${FSTAB_TEST_NS:-}" ]; then
   exec env FSTAB_TEST_NS=1 unshare -m --propagation private bash "$0" "$@"
 fi
@@ -70,9 +71,11 @@ ln -s "$SHIM_BIN" "$T/bin/nfsshim-fuse"
   -o "log=file:$T/t.log,entry_timeout=0.5" || fail "mount -t fuse.nfsshim-fuse"
 check_mount "mount -t fuse.nfsshim-fuse" "$T/t.log" 0.5
 
-# 2. An fstab line (mount -T reads FILE instead of /etc/fstab).
-printf '%s %s fuse.nfsshim-fuse defaults,_netdev,nofail,noauto,log=file:%s,entry_timeout=2 0 0\n' \
-  "$T/back" "$T/mnt" "$T/fstab.log" > "$T/fstab"
+# 2. An fstab line (mount -T reads FILE instead of /etc/fstab), with the ordering option the
+# documented fstab line carries (x-systemd.requires-mounts-for=SOURCE: mount(8) keeps x-*
+# options from the helper, so the daemon must not see it as unknown).
+printf '%s %s fuse.nfsshim-fuse defaults,_netdev,nofail,noauto,x-systemd.requires-mounts-for=%s,log=file:%s,entry_timeout=2 0 0\n' \
+  "$T/back" "$T/mnt" "$T/back" "$T/fstab.log" > "$T/fstab"
 "${MOUNT_ENV[@]}" mount -T "$T/fstab" "$T/mnt" || fail "mount -T fstab ($(cat "$T/fstab"))"
 check_mount "fstab entry" "$T/fstab.log" 2
 
