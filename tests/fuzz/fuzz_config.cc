@@ -29,9 +29,14 @@ void check_valid(const Config& c) {
   std::string why;
   FUZZ_CHECK(nfsshim::valid_graveyard_name(c.graveyard_name, &why), "graveyard_name %s",
              fuzz_quote(c.graveyard_name).c_str());
+  // Both sides normalised (no "//", no trailing '/'), DIR's last component a valid name.
+  auto normal = [](const std::string& p) {
+    return absolute(p) && p.find("//") == std::string::npos && (p == "/" || p.back() != '/');
+  };
   for (const auto& g : c.graveyards)
-    FUZZ_CHECK(absolute(g.first) && absolute(g.second) && g.second != "/", "graveyard %s=%s",
-               fuzz_quote(g.first).c_str(), fuzz_quote(g.second).c_str());
+    FUZZ_CHECK(normal(g.first) && normal(g.second) && g.second != "/" &&
+                   nfsshim::valid_graveyard_name(g.second.substr(g.second.rfind('/') + 1), &why),
+               "graveyard %s=%s", fuzz_quote(g.first).c_str(), fuzz_quote(g.second).c_str());
   FUZZ_CHECK(c.foreign_max_age_s >= 0, "foreign_max_age %lld",
              static_cast<long long>(c.foreign_max_age_s));
   static const char* const levels[] = {"trace", "debug", "info", "warn", "error", "off"};

@@ -61,6 +61,43 @@ TEST(Config, BadValuesNameTheKeyAndKeepTheDefault) {
   EXPECT_EQ(c.graveyard_name, d.graveyard_name);
 }
 
+// graveyard = MOUNT=DIR: a trailing slash on MOUNT made it never equal the mount root
+// (ignored without a word), one on DIR left an empty graveyard name (-EINVAL at first use);
+// both sides are compared and split as written, so slashes are normalised.
+TEST(Config, GraveyardPathsAreNormalised) {
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c,
+                    "graveyard = /mnt/k/=/mnt/k//x/.g/, //mnt//l//=/mnt/l/.g/ /\n",
+                    "g.conf", &errs);
+  EXPECT_TRUE(errs.empty()) << errs[0].str();
+  ASSERT_EQ(c.graveyards.size(), 2u);
+  EXPECT_EQ(c.graveyards[0].first, "/mnt/k");
+  EXPECT_EQ(c.graveyards[0].second, "/mnt/k/x/.g");
+  EXPECT_EQ(c.graveyards[1].first, "/mnt/l");
+  EXPECT_EQ(c.graveyards[1].second, "/mnt/l/.g");
+}
+
+// DIR's last component is the graveyard's name: the rules of graveyard_name apply to it.
+TEST(Config, GraveyardDirNameIsChecked) {
+  for (const char* value : {"/mnt/k=/mnt/k/.nfs0001", "/mnt/k=/mnt/k/x/.fuse_hidden01/",
+                            "/mnt/k=//", "/mnt/k=/mnt/k/..", "/mnt/k=/mnt/k/."}) {
+    Config c;
+    std::vector<ConfigError> errs;
+    parse_config_text(&c, std::string("graveyard = ") + value + "\n", "g.conf", &errs);
+    ASSERT_EQ(errs.size(), 1u) << value;
+    EXPECT_EQ(errs[0].where, "g.conf:1");
+    EXPECT_EQ(errs[0].key, "graveyard") << value;
+    EXPECT_NE(errs[0].message.find(value), std::string::npos) << errs[0].message;
+    EXPECT_TRUE(c.graveyards.empty()) << value;
+  }
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c, "graveyard = /mnt/k=/mnt/k/.nfsgrave\n", "g.conf", &errs);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].message.find("'.nfs'"), std::string::npos) << errs[0].message;
+}
+
 TEST(Config, EnvironmentOverridesFile) {
   Config c;
   std::vector<ConfigError> errs;

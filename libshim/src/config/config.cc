@@ -58,6 +58,17 @@ static bool parse_bool(const std::string& v, bool* out) {
 
 static bool absolute_path(const std::string& p) { return !p.empty() && p[0] == '/'; }
 
+// "//a//b/" -> "/a/b": mount points are compared and graveyard paths split as strings.
+// Blanks at the end go too, as around every value ("/a/ /" -> "/a", not "/a/ ").
+static std::string squeeze_slashes(const std::string& p) {
+  std::string out;
+  for (char c : p)
+    if (c != '/' || out.empty() || out.back() != '/') out.push_back(c);
+  auto trailing = [](char c) { return c == '/' || c == ' ' || c == '\t' || c == '\r'; };
+  while (out.size() > 1 && trailing(out.back())) out.pop_back();
+  return out;
+}
+
 bool apply_setting(Config* cfg, const std::string& key, const std::string& value,
                    ConfigError* err) {
   auto bad = [&](const std::string& expected) {
@@ -87,8 +98,14 @@ bool apply_setting(Config* cfg, const std::string& key, const std::string& value
       size_t eq = item.find('=');
       if (eq == std::string::npos) return bad("MOUNTPOINT=DIRECTORY[,MOUNTPOINT=DIRECTORY...]");
       std::string m = trim(item.substr(0, eq)), d = trim(item.substr(eq + 1));
-      if (!absolute_path(m) || !absolute_path(d) || d == "/")
-        return bad("absolute paths in MOUNTPOINT=DIRECTORY");
+      if (!absolute_path(m) || !absolute_path(d)) return bad("absolute paths in MOUNTPOINT=DIRECTORY");
+      m = squeeze_slashes(m);
+      d = squeeze_slashes(d);
+      // DIR's last component is the graveyard's name: the rules of graveyard_name.
+      std::string why;
+      if (d == "/") return bad("a DIRECTORY other than '/' in MOUNTPOINT=DIRECTORY");
+      if (!valid_graveyard_name(d.substr(d.rfind('/') + 1), &why))
+        return bad("MOUNTPOINT=DIRECTORY where DIRECTORY's last component, the graveyard's name, " + why);
       list.emplace_back(m, d);
     }
     cfg->graveyards.insert(cfg->graveyards.end(), list.begin(), list.end());
