@@ -198,9 +198,17 @@ int run(int argc, char** argv) {
 
   std::vector<ConfigError> cfg_errors;
   Config cfg = load_config(environ, &cfg_errors);
-  std::string target = fs.opts.log_target.empty() ? (fs.opts.foreground ? "stderr" : "syslog")
-                                                   : fs.opts.log_target;
-  if (!log::init(kProg, target, fs.opts.log_level, &why)) std::fprintf(stderr, "%s: %s\n", kProg, why.c_str());
+  // -o log= and -o log_level= win; then the settings file and NFSSHIM_LOG...; then our own
+  // defaults, which differ from the preload's (stderr is gone once detached; the mount's
+  // start and end are worth an info line).
+  std::string target = !fs.opts.log_target.empty() ? fs.opts.log_target
+                       : cfg.is_given("log")       ? cfg.log_target
+                       : fs.opts.foreground        ? "stderr"
+                                                   : "syslog";
+  std::string level = !fs.opts.log_level.empty() ? fs.opts.log_level
+                      : cfg.is_given("log_level") ? cfg.log_level
+                                                  : "info";
+  if (!log::init(kProg, target, level, &why)) std::fprintf(stderr, "%s: %s\n", kProg, why.c_str());
   for (const auto& e : cfg_errors) SHIM_LOG_WARN("config: {}", e.str());
   // SOURCE nfs://...: the direct NFS engine serves the mount (fusefs/nfs/).
   if (nfsfs::is_nfs_source(fs.opts.source)) return nfsfs::run_nfs_mount(fs.opts, &args, kProg);

@@ -201,6 +201,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
     std::free(s);
     s = nullptr;
   };
+  bool level_given = raw.log_level != nullptr;
   take(raw.graveyard, &opts->graveyard);
   take(raw.log_target, &opts->log_target);
   take(raw.log_level, &opts->log_level);
@@ -231,7 +232,7 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
   }
   static const char* const kLevels[] = {"trace", "debug", "info", "warn", "warning", "error",
                                         "critical", "off"};
-  bool level_ok = false;
+  bool level_ok = !level_given && opts->log_level.empty();  // not given: nfsshim.conf's
   for (const char* l : kLevels) level_ok = level_ok || opts->log_level == l;
   if (!level_ok) {
     *why = "log_level must be one of trace, debug, info, warn, error, critical, off (got '" +
@@ -314,8 +315,10 @@ void print_usage(const char* prog) {
       "                              server's reply (default 4096, at most 262144; 0: each WRITE\n"
       "                              waits); a failed one is reported at the next flush or fsync;\n"
       "                              small contiguous ones go out together (1 MiB, 10 ms at most)\n"
-      "    -o log=stderr|syslog|file:PATH  (default: stderr with -f, syslog otherwise)\n"
-      "    -o log_level=LEVEL        trace, debug, info, warn, error (default info)\n"
+      "    -o log=stderr|syslog|file:PATH  (default: log of nfsshim.conf, else stderr with\n"
+      "                              -f, syslog otherwise)\n"
+      "    -o log_level=LEVEL        trace, debug, info, warn, error (default: log_level of\n"
+      "                              nfsshim.conf, else info)\n"
       "    -f                        stay in the foreground\n"
       "    -d                        debug (implies -f)\n"
       "    -s                        single-threaded (one caller's metadata loop may run faster;\n"

@@ -59,8 +59,10 @@ struct Options {
   // many KiB in flight (nfs/write_behind.h); 0: each WRITE waits for its NFS WRITE.
   unsigned write_behind_kb = 4096;
 
-  std::string log_target;  // stderr | syslog | file:PATH; empty: stderr with -f, else syslog
-  std::string log_level = "info";
+  // -o log=, -o log_level= (-d: debug). Empty: `log` and `log_level` of nfsshim.conf (or
+  // NFSSHIM_LOG...) if set there, else stderr with -f, syslog otherwise, and info.
+  std::string log_target;  // stderr | syslog | file:PATH
+  std::string log_level;
 
   bool foreground = false;
   bool debug = false;

@@ -114,6 +114,22 @@ TEST(Config, EnvironmentOverridesFile) {
   EXPECT_EQ(errs[0].where, "environment NFSSHIM_BOGUS");
 }
 
+// Which keys the file or the environment set (with a valid value): nfsshim-fuse keeps its
+// own log defaults for the others.
+TEST(Config, RemembersTheKeysGiven) {
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c, "log_level = warn\nlog = bogus\n", "f", &errs);
+  std::string e = "NFSSHIM_MODE=all";
+  char* env[] = {&e[0], nullptr};
+  apply_environment(&c, env, &errs);
+  EXPECT_TRUE(c.is_given("log_level"));  // the default value, but written down
+  EXPECT_TRUE(c.is_given("mode"));
+  EXPECT_FALSE(c.is_given("log"));  // refused
+  EXPECT_FALSE(c.is_given("stats_dir"));
+  EXPECT_FALSE(Config().is_given("log_level"));
+}
+
 TEST(Config, MissingNamedFileIsAnError) {
   std::string a = "NFSSHIM_CONFIG=/nonexistent/nfsshim.conf";
   char* env[] = {&a[0], nullptr};

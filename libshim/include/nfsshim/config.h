@@ -28,6 +28,10 @@ struct Config {
   std::string log_target = "stderr";  // stderr | syslog | file:PATH
   std::string stats_dir = "/run/nfsshim";  // where processes publish their counters
   std::string source;  // the file read, for messages
+  // Keys given a valid value by the file or the environment: for a program whose own
+  // default differs from the one above (nfsshim-fuse logs at info, to syslog once detached).
+  std::vector<std::string> given;
+  bool is_given(const std::string& key) const;
 };
 
 struct ConfigError {

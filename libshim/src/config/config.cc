@@ -12,6 +12,12 @@ namespace nfsshim {
 
 const char* to_string(BuryMode m) { return m == BuryMode::all ? "all" : "referenced"; }
 
+bool Config::is_given(const std::string& key) const {
+  for (const auto& k : given)
+    if (k == key) return true;
+  return false;
+}
+
 static std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return "";
@@ -133,6 +139,7 @@ bool apply_setting(Config* cfg, const std::string& key, const std::string& value
     err->message = "unknown setting";
     return false;
   }
+  if (!cfg->is_given(key)) cfg->given.push_back(key);
   return true;
 }
 
