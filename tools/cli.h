@@ -11,6 +11,7 @@ namespace nfsshim::tools {
 inline constexpr int kExitOk = 0;        // done, nothing wrong
 inline constexpr int kExitProblems = 1;  // done, but problems found (doctor) or actions failed (gc)
 inline constexpr int kExitUsage = 2;     // bad arguments or unreadable path: nothing was changed
+                                         // (gc: a PATH it cannot open is a failure, 1)
 
 // Prints "nfsshim VERB: MESSAGE" and a pointer to --help; returns kExitUsage.
 int usage_error(const char* verb, const std::string& message);

@@ -32,9 +32,10 @@ static const char kGcHelp[] =
     "  --proc DIR      the proc filesystem to search for holders (default /proc; e.g.\n"
     "                  /host/proc in a container that sees the host's processes there)\n"
     "\n"
-    "Prints one line per entry: 'removed:', 'would remove:', 'kept:' or 'failed:'.\n"
-    "exit status: 0 done; 1 some removals failed; 2 bad arguments or unreadable PATH\n"
-    "(nothing changed).\n";
+    "Prints one line per entry: 'removed:', 'would remove:', 'kept:' or 'failed:' (also\n"
+    "for a PATH that cannot be opened; the other PATHs are still reaped).\n"
+    "exit status: 0 done; 1 some removals failed or some PATH could not be opened;\n"
+    "2 bad arguments or unreadable --proc (nothing changed).\n";
 
 int cmd_gc(const std::vector<std::string>& args) {
   Config cfg = load_tool_config();
@@ -76,15 +77,18 @@ int cmd_gc(const std::vector<std::string>& args) {
   if (silly && paths.empty()) return usage_error("gc", "--silly needs a PATH to walk");
   if (::access(opt.proc.c_str(), R_OK | X_OK) != 0)
     return usage_error("gc", "cannot read --proc '" + opt.proc + "'");
-  // Every PATH must be a readable directory before anything is removed anywhere.
-  for (const auto& p : paths) {
-    int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return usage_error("gc", "cannot open directory '" + p + "': " + std::strerror(errno));
-    ::close(fd);
-  }
   opt.now = std::time(nullptr);
   GcResult total;
   for (const auto& p : paths) {
+    // A PATH that cannot be opened (gone, or root squashed on a 0750 directory) is one
+    // failure: the daily run over every NFS mount goes on with the others.
+    int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      report("failed", p, std::string("cannot open directory: ") + std::strerror(errno));
+      ++total.failed;
+      continue;
+    }
+    ::close(fd);
     total.add(gc_graveyards(p, cfg, opt));
     if (silly) total.add(gc_silly(p, opt));
   }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # nfsshim gc: the entry of a SIGKILLed shimmed process is removed, a live process's
-# entry is kept, --dry-run changes nothing, bad arguments change nothing (status 2);
-# --silly removes unheld old .nfs* files only, without following symlinks.
+# entry is kept, --dry-run changes nothing, bad arguments change nothing (status 2), a
+# PATH that cannot be opened is reported as failed (status 1) and the others are still
+# reaped; --silly removes unheld old .nfs* files only, without following symlinks.
 . "$(dirname "$0")/lib.sh"
 
 holder_start live
@@ -24,7 +25,7 @@ grep -qF "kept: $grave/$live_entry (owner process $live_pid is alive)" "$tmp/dry
 grep -qF "would remove: $stats/$victim_pid.stats" "$tmp/dry" || fail "dry run stats: $(cat "$tmp/dry")"
 pass "--dry-run reports and changes nothing"
 
-for bad in "/nonexistent/dir" "--max-age bogus $data" "--frob $data" "$data /nonexistent" "--silly"; do
+for bad in "--max-age bogus $data" "--frob $data" "--silly" "--silly --"; do
   # shellcheck disable=SC2086
   "$nfsshim" gc $bad >/dev/null 2>"$tmp/err"; rc=$?
   [[ $rc == 2 ]] || fail "gc $bad exited $rc"
@@ -33,14 +34,21 @@ for bad in "/nonexistent/dir" "--max-age bogus $data" "--frob $data" "$data /non
 done
 pass "bad arguments: status 2, nothing changed"
 
-"$nfsshim" gc "$data" >"$tmp/gc" 2>&1 || fail "gc: $? $(cat "$tmp/gc")"
+# PATHs it cannot open (missing, not a directory; as root squashed on a 0750 directory)
+# before and after $data: each is a failure, $data and the stats files are still reaped.
+: >"$tmp/file"
+"$nfsshim" gc "$tmp/missing" "$data" "$tmp/file" >"$tmp/gc" 2>&1; rc=$?
+[[ $rc == 1 ]] || fail "gc with unopenable PATHs exited $rc: $(cat "$tmp/gc")"
 [[ ! -e $grave/$victim_entry ]] || fail "dead process's entry still there"
 [[ -e $grave/$live_entry ]] || fail "live process's entry removed"
 [[ ! -e $stats/$victim_pid.stats ]] || fail "dead process's stats file still there"
 [[ -e $stats/$live_pid.stats ]] || fail "live process's stats file removed"
 grep -qF "removed: $grave/$victim_entry" "$tmp/gc" || fail "gc output: $(cat "$tmp/gc")"
 grep -qF "kept: $grave/$live_entry" "$tmp/gc" || fail "gc output: $(cat "$tmp/gc")"
-pass "gc removed the dead owner's entry and kept the live one"
+grep -qF "failed: $tmp/missing (cannot open directory: No such file or directory)" "$tmp/gc" || fail "gc output: $(cat "$tmp/gc")"
+grep -qF "failed: $tmp/file (cannot open directory: Not a directory)" "$tmp/gc" || fail "gc output: $(cat "$tmp/gc")"
+grep -q "removed, 1 kept, 2 failed" "$tmp/gc" || fail "gc summary: $(cat "$tmp/gc")"
+pass "gc removed the dead owner's entry and kept the live one, past two PATHs it cannot open (status 1)"
 
 [[ $(holder_do live close) == closed ]] || fail "live close"
 [[ -z $(entries_of "$live_pid") ]] || fail "entry not removed at the last close"
