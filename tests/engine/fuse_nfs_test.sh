@@ -637,10 +637,10 @@ print("uid 1000 wrote, fsynced and closed its 0600 file after the server restart
 PY
   user=$!
   for _ in $(seq 100); do [ -e "$work/sync/ready" ] && break; sleep 0.1; done
-  [ -e "$work/sync/ready" ] || { cat "$work/user.out"; fail "the user's writer did not start"; }
+  [ -e "$work/sync/ready" ] || { kill "$user"; cat "$work/user.out"; fail "the user's writer did not start"; }
   ganesha_stop "$work/state"
   GANESHA_EXPORT_EXTRA=$squash ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS ||
-    fail "ganesha (root_squash) again"
+    { kill "$user"; fail "ganesha (root_squash) again"; }
   echo > "$work/sync/restarted"
   wait "$user" || { cat "$work/user.out"; grep -E "re-open|reclaim" "$work/shim.log" | tail -3; fail "the open file is unusable after the restart"; }
   cat "$work/user.out"
