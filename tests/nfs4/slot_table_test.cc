@@ -94,10 +94,16 @@ TEST(SlotTable, AGivenUpReplayKeepsItsSeqidUsed) {
   ASSERT_EQ(st.give_up_replay(t.slotid), 0);
   ASSERT_EQ(st.acquire(&t), 0);
   EXPECT_EQ(t.seqid, 2u);
-  // Not in doubt: a SEQ_MISORDERED now (the original still runs) does not step back twice.
-  EXPECT_FALSE(st.on_sequence_error(t.slotid, NFS4ERR_SEQ_MISORDERED));
+  // Not in doubt: a SEQ_MISORDERED now (the original still runs) does not step back
+  // twice, and is worth a retry with the same next seqid, not an EIO.
+  EXPECT_TRUE(st.on_sequence_error(t.slotid, NFS4ERR_SEQ_MISORDERED));
   ASSERT_EQ(st.acquire(&t), 0);
   EXPECT_EQ(t.seqid, 2u);
+  // Once the original is done, the slot is an ordinary one again.
+  ASSERT_EQ(st.on_sequence_ok(t.slotid, ok_for(t, 0, 0)), 0);
+  ASSERT_EQ(st.acquire(&t), 0);
+  EXPECT_EQ(t.seqid, 3u);
+  EXPECT_FALSE(st.on_sequence_error(t.slotid, NFS4ERR_SEQ_MISORDERED));
 }
 
 TEST(SlotTable, ConnectionLossReplaysWithTheSameSeqid) {

@@ -62,6 +62,7 @@ int SlotTable::on_sequence_ok(uint32_t slotid, const SequenceRes& res) {
     return -EPROTO;
   }
   s.uncertain = false;
+  s.given_up = false;
   status_flags_ |= res.status_flags;
   server_highest_ = std::min(res.highest_slotid, kMaxSlots - 1);
   target_highest_ = std::min(res.target_highest_slotid, kMaxSlots - 1);
@@ -88,7 +89,7 @@ bool SlotTable::on_sequence_error(uint32_t slotid, uint32_t status) {
         s.uncertain = false;
         return true;
       }
-      return false;
+      return s.given_up;  // the original still runs there: the next seqid, later
     case NFS4ERR_BADSLOT:
     case NFS4ERR_BAD_HIGH_SLOT:
       if (slotid == 0) return false;
@@ -130,6 +131,7 @@ int SlotTable::give_up_replay(uint32_t slotid) {
   Slot& s = slots_[slotid];
   release(s);
   s.uncertain = false;
+  s.given_up = true;
   return 0;
 }
 

@@ -58,7 +58,8 @@ class SlotTable {
   // the doubt for on_sequence_error(SEQ_MISORDERED).
   int abandon(uint32_t slotid);
   // A replay was given up while the server still ran the original (it answered the
-  // replay DELAY): the sequence id is the server's, used, without doubt.
+  // replay DELAY): the sequence id is the server's, used, without doubt. Until the slot's
+  // next success, SEQ_MISORDERED on it (the original still running) is worth a retry.
   int give_up_replay(uint32_t slotid);
 
   std::vector<uint32_t> lost_slots() const;
@@ -79,6 +80,7 @@ class SlotTable {
     uint32_t seqid = 0;  // last sequence id used; the next new request uses + 1
     State state = State::kFree;
     bool uncertain = false;  // last request abandoned: seqid may be one too high
+    bool given_up = false;   // a replay given up: the server may still run the original
   };
   void release(Slot& s);
   uint32_t highest_in_use() const;
