@@ -200,11 +200,13 @@ int run(int argc, char** argv) {
   Config cfg = load_config(environ, &cfg_errors);
   // -o log= and -o log_level= win; then the settings file and NFSSHIM_LOG...; then our own
   // defaults, which differ from the preload's (stderr is gone once detached; the mount's
-  // start and end are worth an info line).
+  // start and end are worth an info line). The file's "log = stderr" is the preload's
+  // choice as much as ours: detached, it means syslog, or every line would be lost.
+  const bool cfg_stderr = cfg.is_given("log") && cfg.log_target == "stderr" && !fs.opts.foreground;
   std::string target = !fs.opts.log_target.empty() ? fs.opts.log_target
-                       : cfg.is_given("log")       ? cfg.log_target
-                       : fs.opts.foreground        ? "stderr"
-                                                   : "syslog";
+                       : cfg.is_given("log") && !cfg_stderr ? cfg.log_target
+                       : fs.opts.foreground                 ? "stderr"
+                                                            : "syslog";
   std::string level = !fs.opts.log_level.empty() ? fs.opts.log_level
                       : cfg.is_given("log_level") ? cfg.log_level
                                                   : "info";
