@@ -1,16 +1,60 @@
 #include "nfsshim/log.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
+#include <fcntl.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <set>
 
+#include "nfsshim/sys.h"
+
 namespace nfsshim::log {
 namespace {
+
+// file:PATH. The file is opened for each line and closed again: a descriptor of ours kept
+// open would be inherited by every exec'd child, could be closed under us by the host
+// (closefrom, close_range) and its number reused for the host's own file, which our
+// next line would then corrupt; and logrotate's new file is used at once. Lines are rare
+// (the preload logs warnings; debug is for debugging). Raw syscalls: the preload's own
+// open/close wrappers must not see them.
+class AppendFileSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit AppendFileSink(std::string path) : path_(std::move(path)) {
+    int fd = open_file();
+    if (fd < 0) throw spdlog::spdlog_ex("cannot open " + path_ + ": " + std::strerror(-fd));
+    sys::close(fd);
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    int fd = open_file();
+    if (fd < 0) return;  // nowhere to say so
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {  // O_APPEND: each write lands at the end
+      long n = ::syscall(SYS_write, fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    sys::close(fd);
+  }
+  void flush_() override {}
+
+ private:
+  int open_file() const { return sys::openat(AT_FDCWD, path_.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644); }
+  std::string path_;
+};
 
 struct State {
   std::mutex mu;
@@ -33,7 +77,7 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& ident, const std:
   if (target == "syslog")
     sink = std::make_shared<spdlog::sinks::syslog_sink_mt>(ident, LOG_PID, LOG_USER, false);
   else if (target.rfind("file:", 0) == 0)
-    sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(target.substr(5), false);
+    sink = std::make_shared<AppendFileSink>(target.substr(5));
   else
     sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto lg = std::make_shared<spdlog::logger>(ident, std::move(sink));
