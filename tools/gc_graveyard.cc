@@ -67,24 +67,37 @@ bool locate(const std::string& path, const Config& cfg, Location* loc) {
   return false;
 }
 
-// The u<UID> subdirectories to look at: all of them as root, else our own.
-std::vector<uid_t> users(int parent_fd, const std::string& name) {
-  if (::geteuid() != 0) return {::geteuid()};
-  std::vector<uid_t> out;
+// The u<UID> subdirectories to look at: all of them as root, else our own. As root, 0 or
+// the errno of a graveyard that cannot be listed (root squashed by the server, or without
+// CAP_DAC_READ_SEARCH, on a graveyard a user made: 1733 lets nobody else list it).
+int users(int parent_fd, const std::string& name, std::vector<uid_t>* out) {
+  if (::geteuid() != 0) {
+    out->push_back(::geteuid());
+    return 0;
+  }
   int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
   if (!d) {
+    int err = errno;
     if (fd >= 0) ::close(fd);
-    return out;
+    return err;
   }
   while (struct dirent* de = ::readdir(d)) {
     char* end = nullptr;
     if (de->d_name[0] != 'u' || de->d_name[1] == '\0') continue;
     unsigned long uid = std::strtoul(de->d_name + 1, &end, 10);
-    if (*end == '\0' && std::to_string(uid) == de->d_name + 1) out.push_back(static_cast<uid_t>(uid));
+    if (*end == '\0' && std::to_string(uid) == de->d_name + 1) out->push_back(static_cast<uid_t>(uid));
   }
   ::closedir(d);
-  return out;
+  return 0;
+}
+
+// 0 or the errno of a graveyard directory whose entries cannot be listed.
+int listable(const Graveyard& g) {
+  int fd = ::openat(g.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  ::close(fd);
+  return 0;
 }
 
 }  // namespace
@@ -104,7 +117,13 @@ GcResult gc_graveyards(const std::string& path, const Config& cfg, const GcOptio
   }
   std::string top = (loc.parent == "/" ? "" : loc.parent) + "/" + loc.name;
   Identity self = self_identity();
-  for (uid_t uid : users(parent, loc.name)) {
+  std::vector<uid_t> uids;
+  if (int err = users(parent, loc.name, &uids); err != 0) {
+    // Saying nothing would look like an empty graveyard: the daily run must show it.
+    report("failed", top, std::string("cannot list: ") + std::strerror(err));
+    ++r.failed;
+  }
+  for (uid_t uid : uids) {
     std::string dir = top + "/u" + std::to_string(uid);
     std::unique_ptr<Graveyard> g;
     std::string why;
@@ -113,6 +132,11 @@ GcResult gc_graveyards(const std::string& path, const Config& cfg, const GcOptio
     if (rv < 0) {
       // A subdirectory with the wrong owner or mode is never reaped: it may be a trap.
       report("failed", dir, why);
+      ++r.failed;
+      continue;
+    }
+    if (int err = listable(*g); err != 0) {
+      report("failed", dir, std::string("cannot list: ") + std::strerror(err));
       ++r.failed;
       continue;
     }
