@@ -22,7 +22,10 @@ bool is_help(const std::string& arg);
 // reported on stderr and their defaults kept, as the preload does.
 Config load_tool_config();
 
-// "text" with JSON string escapes, without the surrounding quotes.
+// TEXT with each byte that starts no valid UTF-8 sequence replaced by U+FFFD (program
+// names and paths are bytes; JSON and Prometheus output must be UTF-8).
+std::string valid_utf8(const std::string& text);
+// "text" with JSON string escapes, without the surrounding quotes; valid UTF-8.
 std::string json_escape(const std::string& text);
 
 // The commands, one per cmd_<verb>.cc. ARGS excludes the verb itself.

@@ -57,9 +57,9 @@ std::string prometheus_name(size_t i) {
   return std::string("nfsshim_") + c.name + (c.gauge ? "" : "_total");
 }
 
-std::string prometheus_escape(const std::string& v) {
+std::string prometheus_escape(const std::string& raw) {
   std::string out;
-  for (char c : v) {
+  for (char c : valid_utf8(raw)) {
     if (c == '\\') out += "\\\\";
     else if (c == '"') out += "\\\"";
     else if (c == '\n') out += "\\n";

@@ -107,5 +107,22 @@ TEST(StatFormat, JsonAndTableCarryEveryCounter) {
   EXPECT_NE(table.find("100  preload  java"), std::string::npos) << table;
 }
 
+// A program name that is not UTF-8 (a binary named with Latin-1, or a UTF-8 name cut in
+// the middle of a character at the stats file's 31 bytes) must not make the output
+// invalid: node_exporter's textfile collector drops a whole .prom file whose label value
+// is not UTF-8, and a JSON parser refuses it. Each bad byte becomes U+FFFD.
+TEST(StatFormat, ANameThatIsNotUtf8BecomesValidUtf8) {
+  std::vector<StatsSnapshot> procs = sample();
+  procs[0].name = "caf\xe9-\xff";  // Latin-1 e-acute, a byte never in UTF-8
+  procs[1].name = "gr\xc3\xbcn-\xe2\x82";  // ü, then a euro sign cut after 2 of its 3 bytes
+  const std::string fffd = "\xef\xbf\xbd";
+  const std::string json = format_json(procs), prom = format_prometheus(procs);
+  EXPECT_NE(json.find("\"name\": \"caf" + fffd + "-" + fffd + "\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"name\": \"gr\xc3\xbcn-" + fffd + fffd + "\""), std::string::npos) << json;
+  EXPECT_NE(prom.find("comm=\"caf" + fffd + "-" + fffd + "\""), std::string::npos) << prom;
+  EXPECT_EQ(json.find("\xe9"), std::string::npos);
+  EXPECT_EQ(prom.find("\xff"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace nfsshim::tools
