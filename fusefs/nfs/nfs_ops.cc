@@ -701,12 +701,12 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   if (buf.size() < size) buf.resize(size);
   const uint64_t point = WriteBehind::now();
   ssize_t rv = io->read(*open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
-  if (rv >= 0 && static_cast<size_t>(rv) < size &&
-      n->wb.in_flight_after(static_cast<uint64_t>(off) + static_cast<uint64_t>(rv))) {
+  if (rv >= 0 && static_cast<size_t>(rv) < size && n->wb.raced(point)) {
     // A short read is end of file to the kernel, which cuts the file's size there (a
-    // mapped page past it is a SIGBUS): a write answered before this read, beyond its
-    // end and not yet on the server, must land first, and the read goes again. Only
-    // those: writes answered later (a producer appending meanwhile) must not hold it.
+    // mapped page past it is a SIGBUS): a write answered before this read that had not
+    // reached the server when the READ did (still in flight, or landed meanwhile) must
+    // land first, and the read goes again. Only those: writes answered later (a
+    // producer appending meanwhile) must not hold it.
     wait_before(fs_of(req), n, point);
     rv = io->read(*open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
   }

@@ -153,11 +153,6 @@ bool WriteBehind::wait_overlapping(uint64_t off, uint64_t len, Batch* send) {
   }
 }
 
-bool WriteBehind::in_flight_after(uint64_t off) {
-  std::lock_guard<std::mutex> g(mu_);
-  return overlaps_locked(off, UINT64_MAX);
-}
-
 bool WriteBehind::raced(uint64_t point) {
   std::lock_guard<std::mutex> g(mu_);
   return (!inflight_.empty() && inflight_.begin()->first < point) || last_end_ > point;

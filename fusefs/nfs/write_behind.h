@@ -92,8 +92,6 @@ class WriteBehind {
   bool wait_before(uint64_t point, Batch* send = nullptr);
   // Waits until no write overlapping [OFF, OFF+LEN) is in flight. True if *SEND must go first.
   bool wait_overlapping(uint64_t off, uint64_t len, Batch* send = nullptr);
-  // True if a write ending after OFF is in flight (or gathered).
-  bool in_flight_after(uint64_t off);
   // True if a write begun before POINT may have landed during a call started at POINT (it
   // is in flight, or a write ended after POINT): attributes that call fetched may be stale.
   bool raced(uint64_t point);

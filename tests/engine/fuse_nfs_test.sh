@@ -590,7 +590,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 PROT_READ, MAP_SHARED, M = 1, 1, 1 << 20
-for rnd in range(20):
+for rnd in range(100):
     path = os.path.join(sys.argv[1], f"hole{rnd}")
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     os.pwrite(fd, b"x" * 4096, M)
@@ -602,7 +602,7 @@ for rnd in range(20):
         sys.exit(f"round {rnd}: read {head!r} at 0 and {tail!r} at 1 MiB")
     libc.munmap(ctypes.c_void_p(p), M + 4096)
     os.close(fd)
-print("20 rounds: the pages below and at an answered write read zeros and its bytes")
+print("100 rounds: the pages below and at an answered write read zeros and its bytes")
 PY
   unmount_nfs
   pass "a read below an answered write waits for it instead of ending the file ($engine)"
