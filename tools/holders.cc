@@ -57,10 +57,8 @@ static bool on_key_dev(dev_t dev, const std::vector<InodeKey>& keys) {
 // so a hung one cannot hang gc. MASK 0 asks for st_dev alone. 0 or an errno.
 static int cached_attrs(int fdd, const char* name, unsigned mask, struct statx* sx) {
   if (::statx(fdd, name, AT_STATX_DONT_SYNC, mask, sx) == 0) return 0;
-  // ENOSYS before Linux 4.11; EPERM from a seccomp filter that does not know statx (older
-  // container runtimes' defaults), where a real statx error would be EACCES.
-  if (errno != ENOSYS && errno != EPERM) return errno;
-  struct stat st;
+  if (errno != ENOSYS) return errno;
+  struct stat st;  // before Linux 4.11
   if (::fstatat(fdd, name, &st, 0) != 0) return errno;
   sx->stx_mask = STATX_BASIC_STATS;
   sx->stx_dev_major = major(st.st_dev);
