@@ -106,6 +106,27 @@ TEST(SlotTable, AGivenUpReplayKeepsItsSeqidUsed) {
   EXPECT_FALSE(st.on_sequence_error(t.slotid, NFS4ERR_SEQ_MISORDERED));
 }
 
+// A given-up slot is handed out only when no other is free: every new request landed on
+// it (the lowest) and met SEQ_MISORDERED while the server still ran the original.
+TEST(SlotTable, AGivenUpSlotIsTheLastPick) {
+  SlotTable st(2);
+  SlotTable::Ticket t, u;
+  ASSERT_EQ(st.acquire(&t), 0);
+  ASSERT_EQ(t.slotid, 0u);
+  ASSERT_EQ(st.on_connection_lost(t.slotid), 0);
+  ASSERT_EQ(st.replay(t.slotid, &t), 0);
+  ASSERT_EQ(st.give_up_replay(t.slotid), 0);
+  ASSERT_EQ(st.acquire(&u), 0);
+  EXPECT_EQ(u.slotid, 1u) << "the given-up slot was picked while another was free";
+  ASSERT_EQ(st.acquire(&t), 0);  // none other free: the given-up one
+  EXPECT_EQ(t.slotid, 0u);
+  EXPECT_EQ(t.seqid, 2u);
+  ASSERT_EQ(st.on_sequence_ok(t.slotid, ok_for(t, 1, 1)), 0);
+  ASSERT_EQ(st.on_sequence_ok(u.slotid, ok_for(u, 1, 1)), 0);
+  ASSERT_EQ(st.acquire(&t), 0);
+  EXPECT_EQ(t.slotid, 0u) << "a slot that succeeded again is an ordinary one";
+}
+
 TEST(SlotTable, ConnectionLossReplaysWithTheSameSeqid) {
   SlotTable st(4);
   SlotTable::Ticket t, r, other;

@@ -32,20 +32,28 @@ uint32_t SlotTable::highest_in_use() const {
 
 int SlotTable::acquire(Ticket* t) {
   uint32_t n = usable();
+  // The lowest free slot; one whose replay was given up (the server may still run the
+  // original: it answers MISORDERED) only when no other is free.
+  uint32_t pick = n;
   for (uint32_t i = 0; i < n; ++i) {
-    Slot& s = slots_[i];
-    if (s.state != State::kFree) continue;
-    s.state = State::kBusy;
-    s.seqid += 1;
-    ++in_use_;
-    peak_ = std::max(peak_, in_use_);
-    touched_ = std::max(touched_, i + 1);
-    t->slotid = i;
-    t->seqid = s.seqid;
-    t->highest_slotid = highest_in_use();
-    return 0;
+    if (slots_[i].state != State::kFree) continue;
+    if (!slots_[i].given_up) {
+      pick = i;
+      break;
+    }
+    if (pick == n) pick = i;
   }
-  return -EAGAIN;
+  if (pick == n) return -EAGAIN;
+  Slot& s = slots_[pick];
+  s.state = State::kBusy;
+  s.seqid += 1;
+  ++in_use_;
+  peak_ = std::max(peak_, in_use_);
+  touched_ = std::max(touched_, pick + 1);
+  t->slotid = pick;
+  t->seqid = s.seqid;
+  t->highest_slotid = highest_in_use();
+  return 0;
 }
 
 void SlotTable::release(Slot& s) {

@@ -540,6 +540,9 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
           // server answers with the original's reply once that finishes.
           slots_.give_up_replay(a->t.slotid);
           slot_retry = true;
+          SHIM_LOG_WARN("nfs41: the server still runs a request replayed on slot {} after {} "
+                        "DELAYs: sent anew; the slot is used last until it answers again",
+                        a->t.slotid, a->replay_delays);
         } else {
           slot_retry = slots_.on_sequence_error(a->t.slotid, sr.status);
         }
