@@ -240,8 +240,9 @@ bool parse_options(int argc, char** argv, Options* opts, fuse_args* out, std::st
     return false;
   }
   if (!opts->log_target.empty() && opts->log_target != "stderr" && opts->log_target != "syslog" &&
-      opts->log_target.rfind("file:", 0) != 0) {
-    *why = "log must be stderr, syslog or file:PATH (got '" + opts->log_target + "')";
+      opts->log_target.compare(0, 6, "file:/") != 0) {
+    // Absolute: the file is opened for each line, and the daemon detached is in "/".
+    *why = "log must be stderr, syslog or file:/ABSOLUTE/PATH (got '" + opts->log_target + "')";
     return false;
   }
   if (opts->source.empty()) {

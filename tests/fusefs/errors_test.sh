@@ -16,6 +16,7 @@ expect_error "SOURCE '$T/file': Not a directory" $SHIM "$T/file" "$T/mnt" -f
 expect_error "unknown option.*bogus" $SHIM "$T/back" "$T/mnt" -f -o bogus
 expect_error "invalid parameter.*entry_timeout" $SHIM "$T/back" "$T/mnt" -f -o entry_timeout=soon
 expect_error "log_level must be" $SHIM "$T/back" "$T/mnt" -f -o log_level=loud
+expect_error "log must be stderr, syslog or file:/ABSOLUTE/PATH (got 'file:relative.log')" $SHIM "$T/back" "$T/mnt" -f -o log=file:relative.log
 expect_error "spin_us must be a whole number from 0 to 10000 microseconds (got '20000')" $SHIM "$T/back" "$T/mnt" -f -o spin_us=20000
 expect_error "write_behind_kb must be a whole number from 0 to 262144 KiB (got '300000')" $SHIM "$T/back" "$T/mnt" -f -o write_behind_kb=300000
 expect_error "read_ahead_kb must be a whole number from 0 to 1048576 KiB (got '2000000')" $SHIM "$T/back" "$T/mnt" -f -o read_ahead_kb=2000000

@@ -64,7 +64,7 @@ void check_accepted(const nfsshim::fuse::Options& o, const fuse_args& args) {
   for (const char* l : levels) level_ok = level_ok || o.log_level == l;
   FUZZ_CHECK(level_ok, "log_level %s accepted", fuzz_quote(o.log_level).c_str());
   FUZZ_CHECK(o.log_target.empty() || o.log_target == "stderr" || o.log_target == "syslog" ||
-                 o.log_target.rfind("file:", 0) == 0,
+                 o.log_target.rfind("file:/", 0) == 0,
              "log %s accepted", fuzz_quote(o.log_target).c_str());
   bool perms = false, subtype = false, allow_other = false;
   std::string fsname;  // the last one wins in libfuse: it must be ours
