@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
@@ -63,6 +64,18 @@ TEST(LogFile, KeepsNoDescriptorThatTheHostCouldCloseAndReuse) {
   const std::string got = slurp(log);
   EXPECT_NE(got.find("first line"), std::string::npos) << got;
   EXPECT_NE(got.find("second line"), std::string::npos) << got;
+  ASSERT_TRUE(nfsshim::log::init("nfsshim-test", "stderr", "warn", &why)) << why;
+}
+
+// A target that is not a regular file (a FIFO would block every thread that logs) is
+// refused at init.
+TEST(LogFile, AFifoIsRefusedAtInit) {
+  TempDir t;
+  const std::string fifo = t.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string why;
+  EXPECT_FALSE(nfsshim::log::init("nfsshim-test", "file:" + fifo, "info", &why));
+  EXPECT_NE(why.find(fifo), std::string::npos) << why;  // ENXIO (no reader) or not regular
   ASSERT_TRUE(nfsshim::log::init("nfsshim-test", "stderr", "warn", &why)) << why;
 }
 

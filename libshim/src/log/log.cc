@@ -4,6 +4,7 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,7 +30,10 @@ class AppendFileSink : public spdlog::sinks::base_sink<std::mutex> {
   explicit AppendFileSink(std::string path) : path_(std::move(path)) {
     int fd = open_file();
     if (fd < 0) throw spdlog::spdlog_ex("cannot open " + path_ + ": " + std::strerror(-fd));
+    struct stat st;
+    bool regular = sys::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     sys::close(fd);
+    if (!regular) throw spdlog::spdlog_ex(path_ + " is not a regular file");
   }
 
  protected:
@@ -37,23 +41,39 @@ class AppendFileSink : public spdlog::sinks::base_sink<std::mutex> {
     spdlog::memory_buf_t line;
     formatter_->format(msg, line);
     int fd = open_file();
-    if (fd < 0) return;  // nowhere to say so
-    const char* p = line.data();
-    size_t left = line.size();
-    while (left > 0) {  // O_APPEND: each write lands at the end
-      long n = ::syscall(SYS_write, fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      p += n;
-      left -= static_cast<size_t>(n);
+    if (fd < 0) {
+      // Gone, rotated with a mode we may not write, no descriptor left (EMFILE): stderr,
+      // saying why the first time.
+      if (!warned_) {
+        warned_ = true;
+        std::string why = "nfsshim: cannot open log file " + path_ + " (" + std::strerror(-fd) +
+                          "): writing to stderr while it cannot be opened\n";
+        write_all(2, why.data(), why.size());
+      }
+      write_all(2, line.data(), line.size());
+      return;
     }
+    write_all(fd, line.data(), line.size());  // O_APPEND: lands at the end
     sys::close(fd);
   }
   void flush_() override {}
 
  private:
-  int open_file() const { return sys::openat(AT_FDCWD, path_.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644); }
+  // Non-blocking: a FIFO put there never holds up the host's threads (ENXIO, to stderr).
+  int open_file() const {
+    return sys::openat(AT_FDCWD, path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK, 0666);
+  }
+  static void write_all(int fd, const char* p, size_t left) {
+    while (left > 0) {
+      long n = ::syscall(SYS_write, fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
   std::string path_;
+  bool warned_ = false;  // under base_sink's mutex
 };
 
 struct State {
