@@ -107,12 +107,8 @@ int unbury(Fs& fs, Inode& inode, int dirfd, const char* name) {
   if (rv < 0) {
     // Never remove a file the application did not delete: leave it there under a name
     // no reaper takes (as b~ it was reaped at the daemon's next start).
-    std::string kept = inode.grave_entry;
-    int kr = fs.graveyard->keep(inode.grave_entry, &kept);
-    SHIM_LOG_ERROR("[ino {}] cannot put '{}' back from the graveyard ({}): it stays there as '{}'{}",
-                   inode.key.ino, name, std::strerror(-rv), kept,
-                   kr < 0 ? std::string(" (and may be reaped: renaming it failed too: ") + std::strerror(-kr) + ")"
-                          : std::string());
+    SHIM_LOG_ERROR("[ino {}] cannot put '{}' back from the graveyard ({}): it stays there as {}",
+                   inode.key.ino, name, std::strerror(-rv), fs.graveyard->keep(inode.grave_entry));
     inode.grave_entry.clear();
     return rv;
   }

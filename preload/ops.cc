@@ -142,12 +142,8 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     } else if (rr < 0) {
       // Never remove a file the application did not delete: leave it there under a name
       // no reaper takes (as b~ it was reaped once this process was gone).
-      std::string kept = entry;
-      int kr = grave->keep(entry, &kept);
-      SHIM_LOG_ERROR("rename failed ({}) and '{}' could not be put back ({}): it is in the graveyard as '{}'{}",
-                     std::strerror(-rv), newpath, std::strerror(-rr), kept,
-                     kr < 0 ? std::string(" (and may be reaped: renaming it failed too: ") + std::strerror(-kr) + ")"
-                            : std::string());
+      SHIM_LOG_ERROR("rename failed ({}) and '{}' could not be put back ({}): it is in the graveyard as {}",
+                     std::strerror(-rv), newpath, std::strerror(-rr), grave->keep(entry));
     }
     return rv;
   }

@@ -67,18 +67,24 @@ static int cached_attrs(int fdd, const char* name, unsigned mask, struct statx* 
   return 0;
 }
 
+// DIR/NAME opened for reading its entries, or null with *ERR.
+static DIR* open_dir_at(int dir, const char* name, int* err) {
+  int fd = ::openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
+  if (!d) {
+    *err = errno;
+    if (fd >= 0) ::close(fd);
+  }
+  return d;
+}
+
 // Marks KEYS held by the descriptors in DIR/fd as held by PID. 0, or the errno of a
 // list that cannot be read or of a descriptor that may be one of KEYS but cannot be told.
 static int scan_fds(int dir, pid_t pid, const std::vector<InodeKey>& keys, HolderScan* out) {
-  int fdd = ::openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fdd < 0) return errno;
-  DIR* d = ::fdopendir(fdd);
-  if (!d) {
-    int err = errno;
-    ::close(fdd);
-    return err;
-  }
   int err = 0;
+  DIR* d = open_dir_at(dir, "fd", &err);
+  if (!d) return err;
+  const int fdd = ::dirfd(d);
   while (struct dirent* de = ::readdir(d)) {
     if (!all_digits(de->d_name)) continue;
     struct statx sx;
@@ -153,16 +159,10 @@ static bool exiting(const TaskState& ts) { return ts.state == 'Z' || ts.state ==
 // them all, so one is read, not every task (a JVM has hundreds). 0 or an errno.
 static int scan_threads(int piddir, pid_t pid, const std::vector<InodeKey>& keys, HolderScan* out) {
   for (int attempt = 0; attempt < 50; ++attempt) {
-    int td = ::openat(piddir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (td < 0) return errno;
-    DIR* d = ::fdopendir(td);
-    if (!d) {
-      int err = errno;
-      ::close(td);
-      return err;
-    }
-    bool others = false, live = false;
     int err = 0;
+    DIR* d = open_dir_at(piddir, "task", &err);
+    if (!d) return err;
+    bool others = false, live = false;
     while (!live && !err) {
       struct dirent* de = ::readdir(d);
       if (!de) break;

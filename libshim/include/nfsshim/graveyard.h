@@ -77,8 +77,9 @@ class Graveyard {
   int restore(const std::string& entry, int dirfd, const char* path);
   // An entry that could not be restored after a failed rename over it (the application
   // was told its file stayed): renamed to "k~ENTRY", which no reaper removes, so that
-  // the owner's exit does not make it reapable. 0 or -errno; *KEPT gets the new name.
-  int keep(const std::string& entry, std::string* kept);
+  // the owner's exit does not make it reapable. Returns where it is, for the log: the
+  // new name, or ENTRY with the reason it may still be reaped.
+  std::string keep(const std::string& entry);
 
   // Names of all entries (including ones the kernel silly-renamed in here).
   std::vector<std::string> list() const;

@@ -101,11 +101,11 @@ int Graveyard::bury(int dirfd, const char* path, char kind, std::string* entry) 
 
 int Graveyard::remove(const std::string& entry) { return sys::unlinkat(fd_, entry.c_str(), 0); }
 
-int Graveyard::keep(const std::string& entry, std::string* kept) {
+std::string Graveyard::keep(const std::string& entry) {
   std::string name = "k~" + entry;
   int rv = sys::renameat(fd_, entry.c_str(), fd_, name.c_str());
-  if (rv == 0) *kept = std::move(name);
-  return rv;
+  if (rv == 0) return "'" + name + "'";
+  return "'" + entry + "' (and may be reaped: renaming it failed too: " + std::strerror(-rv) + ")";
 }
 
 int Graveyard::restore(const std::string& entry, int dirfd, const char* path) {
