@@ -29,9 +29,10 @@ modprobe -d "${MODROOT:?}" fuse || fail "modprobe fuse"
 rm -f "$log"
 env -u NFSSHIM_BUILD -u MODROOT "$shim" "$dir" "$dir" -f -o "log=file:$log" &
 pid=$!
-for i in $(seq 100); do mounted && break; sleep 0.1; done
+# The "mounted" line is logged after the kernel's INIT, a moment after the mount shows.
+for i in $(seq 100); do mounted && grep -q "mounted $dir on $dir (" "$log" && break; sleep 0.1; done
 mounted || fail "nfsshim-fuse did not mount on $dir"
-grep -q "(NFS;" "$log" || fail "daemon did not detect NFS as SOURCE"
+grep -q "mounted $dir on $dir (NFS;" "$log" || fail "daemon did not detect NFS as SOURCE: $(tail -n 3 "$log")"
 
 for kind in native java; do
   echo "== $kind pattern through nfsshim-fuse over NFS (must pass)"
@@ -76,7 +77,8 @@ dd if="$TMPDIR/data" of="$dir/control" bs=1M conv=fsync status=none || fail "wri
 control=$(mib "$dir/control")
 env -u NFSSHIM_BUILD -u MODROOT "$shim" "$dir" "$view" -f -o "log=file:$log,nopassthrough,drop_backing_cache" &
 pid=$!
-for i in $(seq 100); do grep -q " $view .* - fuse.nfsshim-fuse " /proc/self/mountinfo && break; sleep 0.1; done
+for i in $(seq 100); do grep -q "mounted $dir on $view (" "$log" && break; sleep 0.1; done
+grep -q " $view .* - fuse.nfsshim-fuse " /proc/self/mountinfo || fail "nfsshim-fuse did not mount on $view"
 grep -q "mounted $dir on $view .*drop_backing_cache on" "$log" || fail "no drop_backing_cache mount: $(tail -n 3 "$log")"
 dd if="$TMPDIR/data" of="$view/f" bs=1M conv=fsync status=none || fail "write through the mount"
 written=$(mib "$dir/f")

@@ -45,19 +45,28 @@ mount_shim() {
   local src=$1 mnt=$2
   shift 2
   local cmd=($SHIM "$src" "$mnt" -f -o log=file:"$T/shim.log" ${FUSEFS_OPTS:+-o "$FUSEFS_OPTS"} "$@")
+  # The daemon logs "mounted SRC on MNT (...)" after the kernel's INIT: a moment after the
+  # mount shows, so callers that read that line wait for this mount's own one.
+  local logged
+  logged=$(grep -cF "mounted $src on $mnt (" "$T/shim.log" 2>/dev/null)
   if [ -n "${SHIM_DEBUG_OUT:-}" ]; then "${cmd[@]}" -d 2>"$SHIM_DEBUG_OUT" & else "${cmd[@]}" & fi
   SHIM_PID=$!
   PIDS+=("$SHIM_PID")
   MOUNTS+=("$mnt")
   wait_mounted "$mnt" fuse.nfsshim-fuse
+  local i
+  for i in $(seq 100); do
+    [ "$(grep -cF "mounted $src on $mnt (" "$T/shim.log" 2>/dev/null)" -gt "${logged:-0}" ] && break
+    sleep 0.05
+  done
+  [ "$(grep -cF "mounted $src on $mnt (" "$T/shim.log" 2>/dev/null)" -gt "${logged:-0}" ] ||
+    fail "$mnt mounted but the daemon logged no 'mounted $src on $mnt' line: $(tail -n 3 "$T/shim.log")"
   local want=
   case ${FUSEFS_MODE:-} in
     passthrough) kernel_has_passthrough && want=on ;;
     classic) want=off ;;
   esac
   if [ -n "$want" ]; then
-    local i
-    for i in $(seq 50); do grep -q "mounted $src on $mnt .*passthrough" "$T/shim.log" && break; sleep 0.1; done
     grep "mounted $src on $mnt " "$T/shim.log" | tail -n 1 | grep -q "passthrough $want," ||
       fail "FUSEFS_MODE=$FUSEFS_MODE on $(uname -r): want passthrough $want: $(grep -i passthrough "$T/shim.log")"
   fi
