@@ -1,11 +1,13 @@
 // io_uring backend: every arm is a one-shot POLL_ADD SQE and the eventfd is watched by one
-// multishot POLL_ADD (a READ SQE before 5.13), so one io_uring_enter per iteration both
+// multishot POLL_ADD (a one-shot one before 5.13), so one io_uring_enter per iteration both
 // submits the re-arms and waits. recv() is a RECV SQE with MSG_WAITALL; cancel_recv() and
 // forget() wait for its completion, so its buffer is the caller's again when they return.
 #include <liburing.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -29,6 +31,8 @@ uint64_t make_ud(uint64_t gen, int fd, Kind k) {
 int ud_fd(uint64_t ud) { return static_cast<int>(static_cast<uint32_t>(ud >> 2)); }
 uint64_t ud_gen(uint64_t ud) { return ud >> 34; }
 Kind ud_kind(uint64_t ud) { return static_cast<Kind>(ud & 3); }
+
+std::atomic<bool> g_oneshot_wake_for_test{false};
 
 class UringLoop final : public EventLoop {
  public:
@@ -155,7 +159,12 @@ class UringLoop final : public EventLoop {
       switch (ud_kind(d.ud)) {
         case kWake:
           if (wake_multishot_ && d.res == -EINVAL) wake_multishot_ = false;  // kernel < 5.13
-          if (!wake_multishot_ || !(d.flags & IORING_CQE_F_MORE)) arm_wake();   // it has ended
+          if (!wake_multishot_) {
+            drain_wake();  // a one-shot poll: the counter must be read, or it fires at once
+            arm_wake();
+          } else if (!(d.flags & IORING_CQE_F_MORE)) {
+            arm_wake();  // the multishot poll has ended
+          }
           break;
         case kIgnore: break;
         case kRecv: {
@@ -248,17 +257,25 @@ class UringLoop final : public EventLoop {
   void arm_wake() {
     struct io_uring_sqe* sqe = get_sqe();
     // The multishot poll never reads the eventfd: every post() write wakes it again, and a
-    // counter that only grows (by one per batch) cannot reach its 2^64 - 2 limit.
+    // counter that only grows (by one per batch) cannot reach its 2^64 - 2 limit. Before
+    // 5.13 a one-shot poll, and drain_wake: not a READ SQE, which on those kernels ends at
+    // once with EAGAIN on the non-blocking eventfd (no retry for O_NONBLOCK files): a loop
+    // that never sleeps.
     if (wake_multishot_) io_uring_prep_poll_multishot(sqe, wake_fd(), POLLIN);
-    else io_uring_prep_read(sqe, wake_fd(), &wake_buf_, sizeof wake_buf_, 0);
+    else io_uring_prep_poll_add(sqe, wake_fd(), POLLIN);
     io_uring_sqe_set_data64(sqe, make_ud(0, 0, kWake));
+  }
+  void drain_wake() {
+    uint64_t n;
+    syscalls_.fetch_add(1, std::memory_order_relaxed);
+    ssize_t r = ::read(wake_fd(), &n, sizeof n);  // EAGAIN: already drained
+    (void)r;
   }
 
   struct io_uring ring_;
   bool ready_ = false;
   uint64_t gen_ = 0;
-  uint64_t wake_buf_ = 0;
-  bool wake_multishot_ = true;
+  bool wake_multishot_ = !g_oneshot_wake_for_test.load();
   bool recv_ok_ = false;
   std::unordered_map<int, Entry> fds_;
   std::vector<Done> done_;      // the batch being dispatched
@@ -292,6 +309,8 @@ int probe_io_uring() {
   }();
   return result;
 }
+
+void use_oneshot_wake_poll_for_test(bool on) { g_oneshot_wake_for_test.store(on); }
 
 int make_uring_loop(std::unique_ptr<EventLoop>* out, std::string* why) {
   std::unique_ptr<UringLoop> l(new UringLoop());

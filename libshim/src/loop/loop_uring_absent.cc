@@ -8,6 +8,8 @@ namespace nfsshim::nfs {
 
 int probe_io_uring() { return -ENOSYS; }
 
+void use_oneshot_wake_poll_for_test(bool) {}
+
 int make_uring_loop(std::unique_ptr<EventLoop>*, std::string* why) {
   *why = "this nfsshim was built without liburing (io=epoll)";
   return -ENOSYS;

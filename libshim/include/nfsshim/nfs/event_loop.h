@@ -117,5 +117,8 @@ class EventLoop {
 // Backend factories (loop_uring.cc, loop_epoll.cc); -errno if the backend cannot start.
 int make_uring_loop(std::unique_ptr<EventLoop>* out, std::string* why);
 int make_epoll_loop(std::unique_ptr<EventLoop>* out, std::string* why);
+// Tests: uring loops made from now on watch their eventfd as kernels before 5.13 make them
+// (a one-shot poll, re-armed after each wake), the path this kernel would not take.
+void use_oneshot_wake_poll_for_test(bool on);
 
 }  // namespace nfsshim::nfs
