@@ -49,6 +49,11 @@ struct Node {
   // Shared, not copied: READ and WRITE look theirs up per request.
   std::map<uint64_t, std::shared_ptr<const nfs::Cred>> open_creds;  // by handle
   WriteBehind wb;              // WRITEs answered but not done yet (write_behind.h)
+  // Size, mtime and ctime of the last open's GETATTR (close-to-open, op_open): when the
+  // next open finds them changed, the kernel's cached attributes are dropped.
+  bool opened_before = false;
+  uint64_t open_size = 0;
+  struct timespec open_mtime {}, open_ctime{};
 };
 
 // ino <-> file handle. Node ids are our own counter (never reused), st_ino is the fileid.
@@ -74,6 +79,7 @@ class NodeTable {
 
 struct NfsFs {
   Options opts;
+  fuse_session* se = nullptr;  // for notifications to the kernel (set before it serves)
   std::unique_ptr<Client> client;
   // The bound on UNSTABLE data kept for COMMIT, all open files together (URL
   // max_unstable_mb, commit_secs). Set once the daemon serves; it commits through CLIENT

@@ -90,6 +90,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
   const fuse_lowlevel_ops ops = make_nfs_ops(fs.client->server_locks());
   fuse_session* se = fuse_session_new(args, &ops, sizeof ops, &fs);
   if (!se) return fail(prog, "invalid options (see the message above)");
+  fs.se = se;
   if (fuse_set_signal_handlers(se) != 0) {
     fuse_session_destroy(se);
     return fail(prog, "cannot install signal handlers");

@@ -615,6 +615,22 @@ int start_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, in
   return 0;
 }
 
+// Records A as the file's attributes at this open: true if its size, mtime or ctime differ
+// from the last open's (or this is the first).
+bool changed_since_last_open(Node& n, const nfs::Attr& a) {
+  auto same = [](const struct timespec& x, const struct timespec& y) {
+    return x.tv_sec == y.tv_sec && x.tv_nsec == y.tv_nsec;
+  };
+  std::lock_guard<std::mutex> g(n.mu);
+  const bool changed = !n.opened_before || n.open_size != a.size || !same(n.open_mtime, a.mtime) ||
+                       !same(n.open_ctime, a.ctime);
+  n.opened_before = true;
+  n.open_size = a.size;
+  n.open_mtime = a.mtime;
+  n.open_ctime = a.ctime;
+  return changed;
+}
+
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
   NfsFs& fs = fs_of(req);
@@ -631,6 +647,11 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
     // Close-to-open: fresh attributes at every open; the page cache is dropped (keep_cache 0).
     nfs::Attr a;
     rv = fs.client->getattr(c, n->fh, &a);
+    if (rv == 0 && changed_since_last_open(*n, a)) {
+      // The kernel's attributes may be older (attr_timeout): a read stops at the size it
+      // holds, so another client's append would be cut off. Dropped, it asks again.
+      fuse_lowlevel_notify_inval_inode(fs.se, ino, -1, 0);
+    }
     if (rv == 0) rv = start_open(fs, c, n, fi->flags, nullptr, &handle);
   }
   if (rv < 0) {

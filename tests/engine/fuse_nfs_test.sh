@@ -68,6 +68,10 @@
 #                              at 1 MiB read zeros and the written bytes (a READ below the
 #                              answered write reached the server first, got end of file, and
 #                              the kernel cut the file's size: SIGBUS); with -v41
+#   open-size                  close-to-open for the size: a file read through one mount
+#                              (attr_timeout=30) and appended to through another reads whole
+#                              at its next open (the kernel's cached size used to cut it off
+#                              until attr_timeout ran out); with -v41
 #   squash-restart-v41         under root_squash, a user holds its own 0600 file open for
 #                              writing while ganesha restarts (Graceless: no reclaim, so the
 #                              engine re-opens every open file): the re-open goes as the
@@ -606,6 +610,34 @@ print("100 rounds: the pages below and at an answered write read zeros and its b
 PY
   unmount_nfs
   pass "a read below an answered write waits for it instead of ending the file ($engine)"
+  ;;
+open-size)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mnt2=$work/mnt2
+  mkdir -p "$mnt2"
+  shim_opts=attr_timeout=30,entry_timeout=30
+  mount_nfs "&nconnect=2"
+  shim_opts=
+  start_mount "$url&nconnect=1" "$mnt2" "$work/shim2.log"
+  shim2_pid=$started
+  trap 'grep -q " $mnt2 " /proc/self/mountinfo && fusermount3 -u -z "$mnt2"; kill $shim2_pid 2>/dev/null; cleanup' EXIT
+  # open and read, no fstat (cat's fstat makes the kernel ask for attributes itself).
+  read_raw() { /usr/bin/python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+sys.stdout.write(os.read(fd, 100).decode())' "$1"; }
+  for round in 1 2 3; do
+    printf abc > "$mnt/f$round" || fail "write through the first mount"
+    [ "$(read_raw "$mnt/f$round")" = abc ] || fail "round $round: first read"
+    printf defgh >> "$mnt2/f$round" || fail "append through the second mount"
+    got=$(read_raw "$mnt/f$round")
+    [ "$got" = abcdefgh ] || fail "round $round: read at the next open through the first mount: '$got' (the size it cached)"
+    printf ij >> "$mnt2/f$round"
+    got=$(read_raw "$mnt/f$round")
+    [ "$got" = abcdefghij ] || fail "round $round: read after a second append: '$got'"
+  done
+  stop_mount "$mnt2" "$shim2_pid"
+  unmount_nfs
+  pass "another client's appends are read whole at the next open, inside attr_timeout ($engine)"
   ;;
 squash-restart)
   [ "$vers" = 4.1 ] || fail "squash-restart is for vers=4.1 (NFSv3 has no opens to re-open)"
