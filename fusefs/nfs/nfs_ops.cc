@@ -522,7 +522,10 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
     fuse_reply_err(req, EPERM);
     return;
   }
-  if (flags & ~RENAME_NOREPLACE) {  // RENAME_EXCHANGE, RENAME_WHITEOUT: not in NFSv3
+  if (flags != 0) {
+    // NFS has no rename flags: EINVAL, as from the kernel's NFS client, on which callers of
+    // RENAME_NOREPLACE fall back to what they do there (link + unlink). A LOOKUP then RENAME
+    // would say "not replaced" and replace a file another client made in between.
     fuse_reply_err(req, EINVAL);
     return;
   }
@@ -530,13 +533,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   NODE_OR_FAIL(np, req, newparent);
   nfs::Cred c = cred_of(req);
   Removal r;  // of the target, until the RENAME is done
-  if (flags & RENAME_NOREPLACE) {
-    int rv = fs.client->lookup(c, np->fh, newname, nullptr, nullptr);
-    if (rv != -ENOENT) {
-      fuse_reply_err(req, rv == 0 ? EEXIST : -rv);
-      return;
-    }
-  } else {
+  {
     // The target stays for its holders and for opens on their way (keep_target).
     int rv = keep_target(fs, c, np->fh, newname, &r);
     if (rv < 0) {

@@ -72,6 +72,10 @@
 #                              (attr_timeout=30) and appended to through another reads whole
 #                              at its next open (the kernel's cached size used to cut it off
 #                              until attr_timeout ran out); with -v41
+#   rename-flags               renameat2 with RENAME_NOREPLACE or RENAME_EXCHANGE fails with
+#                              EINVAL and changes nothing, as on the kernel's NFS client (a
+#                              LOOKUP then RENAME was not atomic: another client's file made in
+#                              between was replaced); both engines share this code: vers=3
 #   squash-restart-v41         under root_squash, a user holds its own 0600 file open for
 #                              writing while ganesha restarts (Graceless: no reclaim, so the
 #                              engine re-opens every open file): the re-open goes as the
@@ -638,6 +642,30 @@ sys.stdout.write(os.read(fd, 100).decode())' "$1"; }
   stop_mount "$mnt2" "$shim2_pid"
   unmount_nfs
   pass "another client's appends are read whole at the next open, inside attr_timeout ($engine)"
+  ;;
+rename-flags)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs "&nconnect=1"
+  echo a > "$mnt/a" && echo b > "$mnt/b" || fail "setup"
+  out=$(/usr/bin/python3 - "$mnt" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_renameat2, AT_FDCWD = 316, -100  # x86_64
+d = sys.argv[1]
+for name, flag, target in (("noreplace", 1, "new"), ("noreplace-over", 1, "b"), ("exchange", 2, "b")):
+    rv = libc.syscall(SYS_renameat2, AT_FDCWD, os.path.join(d, "a").encode(), AT_FDCWD,
+                      os.path.join(d, target).encode(), flag)
+    print(name, "ok" if rv == 0 else os.strerror(ctypes.get_errno()))
+PY
+)
+  echo "$out"
+  # Over an existing name the VFS answers EEXIST itself, as above any filesystem.
+  [ "$out" = "noreplace Invalid argument
+noreplace-over File exists
+exchange Invalid argument" ] || fail "renameat2 with flags through nfs://: $out"
+  [ "$(cat "$mnt/a")" = a ] && [ "$(cat "$mnt/b")" = b ] && [ ! -e "$mnt/new" ] || fail "a failed renameat2 changed the files"
+  unmount_nfs
+  pass "renameat2 with flags: EINVAL and nothing changed, as on the kernel's NFS client ($engine)"
   ;;
 squash-restart)
   [ "$vers" = 4.1 ] || fail "squash-restart is for vers=4.1 (NFSv3 has no opens to re-open)"
