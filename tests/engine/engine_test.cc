@@ -2,8 +2,10 @@
 //   NFSSHIM_TEST_URL      nfs:// URL of the export (nconnect and io vary per CTest test)
 //   NFSSHIM_TEST_EXPORT   the exported directory on this host (FSAL VFS), to check bytes
 //                         on the server side independently of our own reads
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netdb.h>
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -23,6 +25,22 @@
 #include <nfsc/libnfs-raw-nfs.h>
 
 #include "nfsshim/nfs/engine.h"
+
+// A server name only this test binary resolves, to 127.0.0.1, and slowly (3 s, a DNS
+// outage) while g_slow_dns is set: getaddrinfo below takes libnfs's calls too.
+static std::atomic<bool> g_slow_dns{false};
+static const char* const kSlowName = "nfsshim-slow-dns.test";
+
+extern "C" int getaddrinfo(const char* node, const char* service, const struct addrinfo* hints,
+                           struct addrinfo** res) {
+  using Fn = int (*)(const char*, const char*, const struct addrinfo*, struct addrinfo**);
+  static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "getaddrinfo"));
+  if (node && std::strcmp(node, kSlowName) == 0) {
+    if (g_slow_dns) std::this_thread::sleep_for(std::chrono::seconds(3));
+    node = "127.0.0.1";
+  }
+  return real(node, service, hints, res);
+}
 
 namespace nfsshim::nfs {
 namespace {
@@ -444,6 +462,28 @@ int run_while_dropping(int port, const std::function<void(int, const std::atomic
   stop = true;
   for (auto& th : ts) th.join();
   return drops;
+}
+
+// The server named by a host name; its connections dropped while DNS hangs: they come back
+// at once, on the address resolved at open. Each reconnect resolved the name again, on its
+// loop thread (libnfs's getaddrinfo), and every call waited out the resolver.
+TEST_F(EngineTest, AReconnectDoesNotWaitOnDns) {
+  NfsUrl u = engine_->url();
+  u.host = kSlowName;
+  std::unique_ptr<Engine> e = open_own_engine(u, 2);
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->null_call(), 0);
+  g_slow_dns = true;
+  const std::string kill = "ss -K -tn state established '( dport = :" + std::to_string(u.nfsport) +
+                           " )' > /dev/null 2>&1";
+  EXPECT_EQ(std::system(kill.c_str()), 0);
+  auto t0 = std::chrono::steady_clock::now();
+  int rv = e->null_call();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  g_slow_dns = false;
+  EXPECT_EQ(rv, 0);
+  EXPECT_GE(e->stats().reconnects, 1u) << "the drop did not reach the engine: the case is not made";
+  EXPECT_LT(ms, 2000) << "a call after a reconnect waited " << ms << " ms (DNS hangs 3 s)";
 }
 
 TEST_F(EngineTest, RenameAndRemoveReSentAfterALostReplyAreDone) {

@@ -62,10 +62,9 @@ void Connection::connect() {
                              static_cast<uint32_t>(Clock::now().time_since_epoch().count()));
   auth_set_ = false;
   connect_failed_ = false;
-  int rv = u.nfsport ? rpc_connect_port_async(rpc_, u.host.c_str(), u.nfsport, NFS_PROGRAM, NFS_V3,
-                                              &Connection::connect_cb, this)
-                     : rpc_connect_program_async(rpc_, u.host.c_str(), NFS_PROGRAM, NFS_V3,
-                                                 &Connection::connect_cb, this);
+  const char* addr = e_->addr_.c_str();  // resolved at open: no DNS on the loop thread
+  int rv = u.nfsport ? rpc_connect_port_async(rpc_, addr, u.nfsport, NFS_PROGRAM, NFS_V3, &Connection::connect_cb, this)
+                     : rpc_connect_program_async(rpc_, addr, NFS_PROGRAM, NFS_V3, &Connection::connect_cb, this);
   if (rv != 0) {
     std::string err = rpc_get_error(rpc_) ? rpc_get_error(rpc_) : "connect failed";
     set_error(err);

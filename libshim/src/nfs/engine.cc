@@ -1,6 +1,7 @@
 // Engine: mount, connection pool, scheduling and backpressure. Ops are in ops.cc.
 #include "nfsshim/nfs/engine.h"
 
+#include <netdb.h>
 #include <nfsc/libnfs-raw-mount.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -20,6 +21,29 @@ namespace {
 std::string where(const NfsUrl& u, int port, const char* service) {
   return std::string(service) + " service at " + u.host + ":" +
          (port ? std::to_string(port) : std::string("(portmapper)"));
+}
+
+// HOST's first address, as libnfs would pick it (getaddrinfo's first answer), in numeric
+// form, as the kernel client resolves the server's name once at mount.
+int resolve(const std::string& host, std::string* addr, std::string* why) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || !res) {
+    *why = "cannot resolve the server name '" + host + "': " + (rc ? gai_strerror(rc) : "no address");
+    return -EHOSTUNREACH;
+  }
+  char buf[NI_MAXHOST] = {};
+  rc = ::getnameinfo(res->ai_addr, res->ai_addrlen, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST);
+  freeaddrinfo(res);
+  if (rc != 0) {
+    *why = "cannot resolve the server name '" + host + "': " + gai_strerror(rc);
+    return -EHOSTUNREACH;
+  }
+  *addr = buf;
+  return 0;
 }
 
 struct MountState {
@@ -158,7 +182,9 @@ int Engine::open(const NfsUrl& url, std::unique_ptr<Engine>* out, std::string* w
   }
   std::unique_ptr<Engine> e(new Engine());
   e->url_ = url;
-  int rv = e->mount(why);
+  int rv = resolve(url.host, &e->addr_, why);
+  if (rv < 0) return rv;
+  rv = e->mount(why);
   if (rv < 0) return rv;
   rv = e->start(why);
   if (rv < 0) return rv;
@@ -183,9 +209,9 @@ int Engine::mount(std::string* why) {
     if (status != RPC_STATUS_SUCCESS) s->err = data ? static_cast<const char*>(data) : "cancelled";
     s->done = true;
   };
-  int rv = u.mountport ? rpc_connect_port_async(rpc, u.host.c_str(), u.mountport, MOUNT_PROGRAM, MOUNT_V3,
+  int rv = u.mountport ? rpc_connect_port_async(rpc, addr_.c_str(), u.mountport, MOUNT_PROGRAM, MOUNT_V3,
                                                 connect_cb, &st)
-                       : rpc_connect_program_async(rpc, u.host.c_str(), MOUNT_PROGRAM, MOUNT_V3, connect_cb, &st);
+                       : rpc_connect_program_async(rpc, addr_.c_str(), MOUNT_PROGRAM, MOUNT_V3, connect_cb, &st);
   std::string err;
   if (rv != 0) {
     err = rpc_get_error(rpc) ? rpc_get_error(rpc) : "cannot connect";

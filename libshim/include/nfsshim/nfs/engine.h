@@ -237,6 +237,9 @@ class Engine {
   ssize_t read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t len, char* buf, bool* eof);
 
   NfsUrl url_;
+  // url_.host resolved once at open (numeric): every connect and reconnect uses it, so
+  // none waits on DNS on a loop thread that serves other connections too.
+  std::string addr_;
   Fh root_;
   uint32_t rsize_ = 0, wsize_ = 0;
   IoBackend backend_ = IoBackend::kEpoll;
