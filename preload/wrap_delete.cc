@@ -31,13 +31,20 @@ int shim_op(F op) noexcept {
   }
 }
 
-// rmdir failed with ENOTEMPTY: try sweeping silly-rename leftovers (errno kept).
-int retry_rmdir(int rv, int dirfd, const char* path) {
+// Runs REAL (an rmdir); if it fails with ENOTEMPTY, sweeps silly-rename leftovers and
+// removes the directory itself. That success leaves errno as a plain success does: the
+// caller's value (rmdir, unlinkat), or SUCCESS_ERRNO if the plain call sets one anyway.
+template <typename F>
+int rmdir_or_sweep(F real, int dirfd, const char* path, int success_errno = 0) {
+  const int before = errno;
+  int rv = real();
   if (rv == 0 || errno != ENOTEMPTY) return rv;
-  int e = errno;
-  if (shim_op([&] { return sweep_rmdir(dirfd, path); }) == 0) return 0;
-  errno = e;
-  return rv;
+  if (shim_op([&] { return sweep_rmdir(dirfd, path); }) != 0) {
+    errno = ENOTEMPTY;  // the real call's failure
+    return rv;
+  }
+  errno = success_errno != 0 ? success_errno : before;
+  return 0;
 }
 
 }  // namespace
@@ -56,7 +63,7 @@ NFSSHIM_EXPORT int unlinkat(int dirfd, const char* path, int flags) noexcept {
   if (!real) return missing_symbol();
   Guard g;
   if (!g.outermost() || !anything_watched()) return real(dirfd, path, flags);
-  if (flags == AT_REMOVEDIR) return retry_rmdir(real(dirfd, path, flags), dirfd, path);
+  if (flags == AT_REMOVEDIR) return rmdir_or_sweep([&] { return real(dirfd, path, flags); }, dirfd, path);
   if (flags != 0) return real(dirfd, path, flags);  // invalid flags: EINVAL from the kernel
   int rv = shim_op([&] { return bury_unlink(dirfd, path); });
   return rv == kPass ? real(dirfd, path, flags) : finish(rv);
@@ -67,7 +74,7 @@ NFSSHIM_EXPORT int rmdir(const char* path) noexcept {
   if (!real) return missing_symbol();
   Guard g;
   if (!g.outermost() || !anything_watched()) return real(path);
-  return retry_rmdir(real(path), AT_FDCWD, path);
+  return rmdir_or_sweep([&] { return real(path); }, AT_FDCWD, path);
 }
 
 // glibc's remove() calls its internal unlink/rmdir, which no interposer sees.
@@ -78,7 +85,8 @@ NFSSHIM_EXPORT int remove(const char* path) noexcept {
   if (!g.outermost() || !anything_watched()) return real(path);
   int rv = shim_op([&] { return bury_unlink(AT_FDCWD, path); });
   if (rv != kPass) return finish(rv);
-  return retry_rmdir(real(path), AT_FDCWD, path);
+  // glibc's remove of a directory tries unlink first: a success leaves its EISDIR.
+  return rmdir_or_sweep([&] { return real(path); }, AT_FDCWD, path, EISDIR);
 }
 
 NFSSHIM_EXPORT int rename(const char* oldpath, const char* newpath) noexcept {
