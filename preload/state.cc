@@ -32,11 +32,13 @@ std::atomic<pid_t> g_pid{0};  // the process whose state this is (set at start a
 pid_t current_pid() { return static_cast<pid_t>(::syscall(SYS_getpid)); }
 
 void atfork_prepare() {
-  // Lock order: Watcher before Registry (see state.h).
+  // Lock order: Watcher before Registry before the log state (see state.h).
   Watcher::get().lock();
   Registry::get().mutex().lock();
+  log::before_fork();
 }
 void atfork_parent() {
+  log::after_fork_parent();
   Registry::get().mutex().unlock();
   Watcher::get().unlock();
 }

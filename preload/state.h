@@ -1,6 +1,6 @@
 // The shim's process-wide state: settings, and whether anything is watched at all.
 // Lock order (acquire in this order, never the reverse):
-//   Watcher::mu_0  ->  Registry::mu_1
+//   Watcher::mu_0  ->  Registry::mu_1  ->  the log state's mutex (libshim/src/log)
 #pragma once
 
 #include <atomic>

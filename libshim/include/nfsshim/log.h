@@ -17,8 +17,12 @@ bool init(const std::string& ident, const std::string& target, const std::string
 
 spdlog::logger& get();
 
-// In a forked child another thread may have held the sink's lock: start a new logger
-// and leak the old one rather than touch its mutex.
+// Fork handlers (pthread_atfork). before_fork holds the logger's state until
+// after_fork_parent / after_fork_child. In the child another thread may have held the
+// sink's lock: after_fork_child starts a new logger and leaks the old one rather than
+// touch its mutex.
+void before_fork();
+void after_fork_parent();
 void after_fork_child();
 
 // True the first time KEY is seen in this process (for "log once" fallbacks).

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <spdlog/sinks/base_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -18,6 +17,31 @@
 
 namespace nfsshim::log {
 namespace {
+
+// Raw write(2): the preload's wrappers must not see it, and no stdio lock is involved.
+void write_all(int fd, const char* p, size_t left) {
+  while (left > 0) {
+    long n = ::syscall(SYS_write, fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+// stderr. Not spdlog's stderr_sink_mt: all of those share one process-wide mutex
+// (console_mutex), which a thread blocked writing a line (stderr a full pipe) holds across
+// fork(); the child's new logger would lock it in set_pattern and hang for ever. This
+// sink's mutex is its own, and the child gets a new sink (after_fork_child).
+class StderrSink : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    write_all(2, line.data(), line.size());
+  }
+  void flush_() override {}
+};
 
 // file:PATH. The file is opened for each line and closed again: a descriptor of ours kept
 // open would be inherited by every exec'd child, could be closed under us by the host
@@ -63,15 +87,6 @@ class AppendFileSink : public spdlog::sinks::base_sink<std::mutex> {
   int open_file() const {
     return sys::openat(AT_FDCWD, path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK, 0666);
   }
-  static void write_all(int fd, const char* p, size_t left) {
-    while (left > 0) {
-      long n = ::syscall(SYS_write, fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-  }
   std::string path_;
   bool warned_ = false;  // under base_sink's mutex
 };
@@ -99,7 +114,7 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& ident, const std:
   else if (target.rfind("file:", 0) == 0)
     sink = std::make_shared<AppendFileSink>(target.substr(5));
   else
-    sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    sink = std::make_shared<StderrSink>();
   auto lg = std::make_shared<spdlog::logger>(ident, std::move(sink));
   lg->set_pattern(target == "syslog" ? "%l: %v" : "%Y-%m-%dT%H:%M:%S.%e %n[%P] %l: %v");
   lg->set_level(level);
@@ -137,10 +152,16 @@ spdlog::logger& get() {
   return *s.logger;
 }
 
+// State's strings and set must not be copied into a child half-updated: fork waits for
+// them. Only short updates run under s.mu (never a write of a log line).
+void before_fork() { state().mu.lock(); }
+void after_fork_parent() { state().mu.unlock(); }
+
 void after_fork_child() {
   State& s = state();
-  // The child has one thread: nobody else can hold s.mu or the sink's lock except a
-  // thread that no longer exists. Re-create both without unlocking or destroying.
+  // The child has one thread: nobody else can hold s.mu (before_fork took it, if it ran)
+  // or the sink's lock except a thread that no longer exists. Re-create both without
+  // unlocking or destroying.
   new (&s.mu) std::mutex;
   new std::shared_ptr<spdlog::logger>(std::move(s.logger));  // leaked on purpose
   try {
