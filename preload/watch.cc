@@ -31,8 +31,7 @@ static long coarse_seconds() {
 
 void Watcher::refresh_locked(bool force) {
   long now = coarse_seconds();
-  if (!force && now - refreshed_at_ < 1) return;
-  refreshed_at_ = now;
+  if (!force && now - refreshed_at_.load(std::memory_order_relaxed) < 1) return;
   // No statfs here: a hung NFS mount elsewhere must not stall calls on other
   // filesystems. The magic number is checked when a mount is first used (visit).
   // A failed read (EMFILE, ENOMEM) keeps the table we have: an empty one would turn every
@@ -57,16 +56,22 @@ void Watcher::refresh_locked(bool force) {
     watch_dirs_.push_back(std::move(w));
   }
   dev_cache_.clear();
-  any_ = !mounts_.empty() || !watch_dirs_.empty();
+  // The answer first, then its time: any()'s lock-free path trusts any_ only once it sees
+  // a fresh time, so no thread takes the initial "nothing watched" while the first read
+  // is still going (its delete would run plain: on NFS a silly rename). Until then the
+  // others wait for the lock.
+  any_.store(!mounts_.empty() || !watch_dirs_.empty(), std::memory_order_relaxed);
+  refreshed_at_.store(now, std::memory_order_release);
 }
 
 bool Watcher::any() {
   // Lock-free until the once-a-second refresh is due.
-  if (coarse_seconds() - refreshed_at_.load(std::memory_order_relaxed) < 1)
+  // Acquire: pairs with refresh_locked's release, so any_ is at least that refresh's.
+  if (coarse_seconds() - refreshed_at_.load(std::memory_order_acquire) < 1)
     return any_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_0);
   refresh_locked(false);
-  return any_;
+  return any_.load(std::memory_order_relaxed);
 }
 
 // An O_PATH descriptor of the directory that holds DIRFD/PATH (invalid if none).
