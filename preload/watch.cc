@@ -200,6 +200,8 @@ void Watcher::visit_locked(Site* s, bool create) {
     why = "cannot open '" + s->grave_parent + "': " + std::strerror(-rv);
   }
   if (rv == 0) rv = Graveyard::open(parent.get(), s->grave_name, geteuid(), create, &s->grave, &why);
+  // The host may close our descriptor (a close loop in a daemon): reopen it there then.
+  if (rv == 0) s->grave->reopen_at(s->grave_parent);
   bool first = !s->visited;
   s->visited = true;
   if (rv < 0) {

@@ -65,7 +65,18 @@ class Graveyard {
   Graveyard& operator=(const Graveyard&) = delete;
   ~Graveyard();
 
-  int fd() const { return fd_; }
+  // Where to open it again if its descriptor is lost: the directory that holds NAME (an
+  // absolute path). Call before the object is shared. Without it a lost descriptor fails
+  // every operation with EBADF.
+  void reopen_at(const std::string& parent_path) { parent_path_ = parent_path; }
+
+  // The descriptor of the user's directory, or -EBADF. Checked on every use: a host may
+  // close descriptors it does not know of (closefrom, close_range, a close loop from 3)
+  // and reuse the number for a directory of its own; a bury through it would move the
+  // application's file into the application's directory. A descriptor that is no longer
+  // this directory (device and inode from open) is never used; the directory is opened
+  // again (reopen_at), and must be the same one.
+  int fd() const;
   dev_t dev() const { return dev_; }
 
   // Moves DIRFD/PATH here under a fresh name of KIND ('b' or 's'). 0 or -errno;
@@ -90,9 +101,17 @@ class Graveyard {
   ReapStats execute(const std::vector<ReapDecision>& plan);
 
  private:
-  Graveyard(int fd, dev_t dev) : fd_(fd), dev_(dev) {}
-  int fd_;
-  dev_t dev_;
+  Graveyard(int fd, dev_t dev, ino_t ino, const std::string& name, uid_t uid)
+      : fd_(fd), dev_(dev), ino_(ino), name_(name), uid_(uid) {}
+  bool is_this_dir(int fd) const;
+  int reopen() const;
+  // Replaced (never closed: the number is the host's now) when found to be lost.
+  mutable std::atomic<int> fd_;
+  const dev_t dev_;
+  const ino_t ino_;
+  const std::string name_;  // for reopen
+  const uid_t uid_;
+  std::string parent_path_;
   std::atomic<uint64_t> seq_{0};
 };
 

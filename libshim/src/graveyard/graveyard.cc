@@ -73,11 +73,47 @@ int Graveyard::open(int parent_fd, const std::string& name, uid_t uid, bool crea
              " and no group/other access";
     return -EPERM;
   }
-  out->reset(new Graveyard(user.release(), st.st_dev));
+  out->reset(new Graveyard(user.release(), st.st_dev, st.st_ino, name, uid));
   return 0;
 }
 
-Graveyard::~Graveyard() { sys::close(fd_); }
+// Only a descriptor that still is our directory is ours to close.
+Graveyard::~Graveyard() {
+  int fd = fd_.load(std::memory_order_acquire);
+  if (is_this_dir(fd)) sys::close(fd);
+}
+
+// fd_inode asks the filesystem nothing (no NFS round trip): cheap enough for every use.
+bool Graveyard::is_this_dir(int fd) const {
+  dev_t dev;
+  ino_t ino;
+  return fd >= 0 && sys::fd_inode(fd, &dev, &ino) == 0 && dev == dev_ && ino == ino_;
+}
+
+// A new descriptor of this very directory, opened by path, or -errno.
+int Graveyard::reopen() const {
+  if (parent_path_.empty()) return -EBADF;
+  sys::Fd parent(sys::openat(AT_FDCWD, parent_path_.c_str(), O_RDONLY | O_DIRECTORY));
+  if (!parent.valid()) return parent.get();
+  std::unique_ptr<Graveyard> again;
+  int rv = open(parent.get(), name_, uid_, false, &again, nullptr);  // same owner/mode checks
+  if (rv < 0) return rv;
+  // Another directory under the name now (removed and made again): our entries are not
+  // in it. Its descriptor is closed with it.
+  if (again->dev_ != dev_ || again->ino_ != ino_) return -ESTALE;
+  return again->fd_.exchange(-1);
+}
+
+int Graveyard::fd() const {
+  int fd = fd_.load(std::memory_order_acquire);
+  if (is_this_dir(fd)) return fd;
+  int fresh = reopen();
+  if (fresh < 0) return -EBADF;
+  if (fd_.compare_exchange_strong(fd, fresh, std::memory_order_acq_rel)) return fresh;
+  // Another thread reopened it first: use its descriptor (now in FD).
+  sys::close(fresh);
+  return is_this_dir(fd) ? fd : -EBADF;
+}
 
 int Graveyard::bury(int dirfd, const char* path, char kind, std::string* entry) {
   EntryName e;
@@ -87,23 +123,29 @@ int Graveyard::bury(int dirfd, const char* path, char kind, std::string* entry) 
   if (e.owner.start == 0) return -EAGAIN;
   // A name can only collide with an entry of a dead process whose pid and start time
   // we reuse, which cannot happen on one boot; still, never replace anything.
+  const int dir = fd();
+  if (dir < 0) return dir;
   for (int attempt = 0; attempt < 4; ++attempt) {
     e.seq = seq_.fetch_add(1, std::memory_order_relaxed);
     std::string name = e.format();
     struct stat st;
-    if (sys::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
-    int rv = sys::renameat(dirfd, path, fd_, name.c_str());
+    if (sys::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
+    int rv = sys::renameat(dirfd, path, dir, name.c_str());
     if (rv == 0) *entry = std::move(name);
     return rv;
   }
   return -EEXIST;
 }
 
-int Graveyard::remove(const std::string& entry) { return sys::unlinkat(fd_, entry.c_str(), 0); }
+int Graveyard::remove(const std::string& entry) {
+  const int dir = fd();
+  return dir < 0 ? dir : sys::unlinkat(dir, entry.c_str(), 0);
+}
 
 std::string Graveyard::keep(const std::string& entry) {
   std::string name = "k~" + entry;
-  int rv = sys::renameat(fd_, entry.c_str(), fd_, name.c_str());
+  const int dir = fd();
+  int rv = dir < 0 ? dir : sys::renameat(dir, entry.c_str(), dir, name.c_str());
   if (rv == 0) return "'" + name + "'";
   return "'" + entry + "' (and may be reaped: renaming it failed too: " + std::strerror(-rv) + ")";
 }
@@ -111,9 +153,11 @@ std::string Graveyard::keep(const std::string& entry) {
 int Graveyard::restore(const std::string& entry, int dirfd, const char* path) {
   // link + unlink instead of rename: link fails with EEXIST rather than replace a file
   // created meanwhile under the old name (renameat2's NOREPLACE is not on NFS).
-  int rv = sys::linkat(fd_, entry.c_str(), dirfd, path, 0);
+  const int dir = fd();
+  if (dir < 0) return dir;
+  int rv = sys::linkat(dir, entry.c_str(), dirfd, path, 0);
   if (rv == 0) {
-    sys::unlinkat(fd_, entry.c_str(), 0);
+    sys::unlinkat(dir, entry.c_str(), 0);
     return 0;
   }
   if (rv == -EEXIST) return rv;
@@ -121,17 +165,19 @@ int Graveyard::restore(const std::string& entry, int dirfd, const char* path) {
   // without hard links): the file must still go back, so rename it, never over a name
   // taken meanwhile: NOREPLACE where the filesystem has it, else only if the name is free
   // (a file created in the instant between the check and the rename would be replaced).
-  rv = sys::renameat2(fd_, entry.c_str(), dirfd, path, RENAME_NOREPLACE);
+  rv = sys::renameat2(dir, entry.c_str(), dirfd, path, RENAME_NOREPLACE);
   if (rv != -EINVAL && rv != -ENOSYS) return rv;
   struct stat st;
   if (sys::fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0) return -EEXIST;
-  return sys::renameat(fd_, entry.c_str(), dirfd, path);
+  return sys::renameat(dir, entry.c_str(), dirfd, path);
 }
 
 std::vector<std::string> Graveyard::list() const {
   std::vector<std::string> names;
-  // A fresh descriptor: getdents on fd_ would move a shared file offset.
-  sys::Fd d(sys::openat(fd_, ".", O_RDONLY | O_DIRECTORY));
+  // A fresh descriptor: getdents on ours would move a shared file offset.
+  const int dir = fd();
+  if (dir < 0) return names;
+  sys::Fd d(sys::openat(dir, ".", O_RDONLY | O_DIRECTORY));
   if (!d.valid()) return names;
   sys::for_each_name(d.get(), [&](const char* name) {
     names.emplace_back(name);
@@ -191,10 +237,12 @@ ReapDecision classify_entry(const std::string& name, const Identity& self, int64
 std::vector<ReapDecision> Graveyard::plan(const Identity& self, int64_t foreign_max_age_s,
                                           time_t now) const {
   std::vector<ReapDecision> out;
+  const int dir = fd();
+  if (dir < 0) return out;
   for (const auto& name : list()) {
     struct stat st;
     int64_t age = 0;
-    if (sys::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+    if (sys::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
       age = static_cast<int64_t>(now) - static_cast<int64_t>(st.st_ctime);
     else
       continue;  // gone meanwhile
