@@ -81,6 +81,14 @@
 #                              engine re-opens every open file): the re-open goes as the
 #                              opener, not as the mount's squashed root, so the next writes,
 #                              fsync and close work and land (vers=4.1 only)
+#   idmap-v41                  vers=4.1 against a ganesha with ID mapping (owners sent as
+#                              "name@domain", ganesha's default): root's new file is
+#                              0:0; uid 1 (daemon) creates in its own 0755 directory and its
+#                              file is 1:1 (-o default_permissions: the kernel checks the
+#                              owner the daemon reports); an id with no name is shown as the
+#                              number ganesha sends; chown through the mount (numeric owner
+#                              strings) lands; a server in another NFSv4 domain: nobody
+#                              (65534) and a log line naming the owner, once
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -935,6 +943,53 @@ splice-writes)
     fail "1 MiB pipes: splice not logged as off with its reason"
   [ "$(piped)" = 0 ] || fail "1 MiB pipes: $(piped) writes through a pipe"
   pass "WRITE data through a pipe where a pipe holds a request: all sizes intact; off with -o nosplice and with 1 MiB pipes"
+  ;;
+idmap)
+  ghost=4321  # an id with no passwd or group entry here
+  getent passwd $ghost >/dev/null || getent group $ghost >/dev/null && fail "uid/gid $ghost has a name here"
+  mkdir -p "$work/export/d"
+  chown 1:1 "$work/export/d" && chmod 0755 "$work/export/d"
+  touch "$work/export/ghost" && chown $ghost:$ghost "$work/export/ghost"
+  GANESHA_ID_MAPPING=1 ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  chmod 755 "$work"  # the mount point is reached by uid 1
+  mount_nfs "&nconnect=2"
+  owner() { stat -c %u:%g "$1"; }
+  touch "$mnt/r" || fail "touch as root"
+  [ "$(owner "$mnt/r")" = 0:0 ] || fail "root's new file shows as $(owner "$mnt/r")"
+  [ "$(owner "$mnt/d")" = 1:1 ] || fail "uid 1's directory shows as $(owner "$mnt/d")"
+  out=$(setpriv --reuid=1 --regid=1 --clear-groups touch "$mnt/d/x" 2>&1) ||
+    fail "uid 1 cannot create in its own directory: $out"
+  [ "$(owner "$mnt/d/x")" = 1:1 ] || fail "uid 1's new file shows as $(owner "$mnt/d/x")"
+  [ "$(owner "$work/export/d/x")" = 1:1 ] || fail "uid 1's new file is $(owner "$work/export/d/x") on the export"
+  # ganesha sends the number for an id without a name; the kernel client shows that number.
+  [ "$(owner "$mnt/ghost")" = $ghost:$ghost ] || fail "a nameless id shows as $(owner "$mnt/ghost")"
+  # SETATTR carries numeric owner strings; a server with ID mapping takes them
+  # (Allow_Numeric_Owners, RFC 7530 5.9 for sec=sys).
+  chown 1:1 "$mnt/r" || fail "chown through the mount"
+  [ "$(owner "$work/export/r")" = 1:1 ] || fail "chown: the export has $(owner "$work/export/r")"
+  [ "$(owner "$mnt/r")" = 1:1 ] || fail "chown: the mount shows $(owner "$mnt/r")"
+  domain=$(sed -n 's/.*owners "name@\([^"]*\)" map to local users.*/\1/p' "$work/shim.log" | head -1)
+  [ -n "$domain" ] || fail "no name@domain owner came from the server (is ID mapping on?)"
+  # Our NFSv4 domain is nfsidmap's (the kernel client's and ganesha's here).
+  if command -v nfsidmap >/dev/null; then
+    [ "$domain" = "$(nfsidmap -d)" ] || fail "our NFSv4 domain '$domain', nfsidmap's '$(nfsidmap -d)'"
+  fi
+  echo "ok: owners: root 0:0, uid 1 creates in its 0755 directory (1:1), nameless $ghost:$ghost, chown lands"
+  unmount_nfs
+  # A server in another NFSv4 domain: its names are no local users here.
+  printf '[General]\nDomain = elsewhere.test\n' > "$work/idmapd-elsewhere.conf"
+  ganesha_stop "$work/state"
+  GANESHA_ID_MAPPING=1 GANESHA_IDMAP_CONF=$work/idmapd-elsewhere.conf \
+    ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha (other domain)"
+  mount_nfs "&nconnect=1"
+  [ "$(owner "$mnt/d")" = 65534:65534 ] || fail "other domain: uid 1's directory shows as $(owner "$mnt/d")"
+  [ "$(owner "$mnt/ghost")" = $ghost:$ghost ] || fail "other domain: a nameless id shows as $(owner "$mnt/ghost")"
+  ls -ln "$mnt" "$mnt/d" >/dev/null || fail "other domain: ls"
+  unmount_nfs
+  n=$(grep -c "owner 'daemon@elsewhere.test' from the server is no local user" "$work/shim.log")
+  [ "$n" = 1 ] || fail "the unmapped owner is named $n times in the log, once expected"
+  echo "ok: another domain: nobody, logged: $(grep -o "owner 'daemon@elsewhere.test'.*" "$work/shim.log" | head -1)"
+  pass "owners name@domain map to local ids ($engine)"
   ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac

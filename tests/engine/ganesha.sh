@@ -3,6 +3,9 @@
 # Adapted from the nfs-lab recipe; sourced by the test scripts:
 #   ganesha_start STATE EXPORT_DIR PORT MNT_PORT [VFS|MEM]   sets GANESHA_PID
 #     GANESHA_EXPORT_EXTRA: more lines for the EXPORT block (e.g. "NFS_Commit = true;")
+#     GANESHA_ID_MAPPING=1: owners go out as "name@domain" (ganesha's default; numeric only
+#       for ids without a name) instead of always numeric; GANESHA_IDMAP_CONF: the
+#       idmapd.conf it takes its domain from (default /etc/idmapd.conf)
 #   ganesha_stop STATE
 #   ganesha_crash STATE   SIGKILL ganesha (a server crash) and stop its rpcbind, so that
 #                         ganesha_start can start both again
@@ -17,6 +20,10 @@ ganesha_start() {
   state=$(readlink -f "$state")
   if [ "$fsal" = VFS ]; then mkdir -p "$export_dir"; export_dir=$(readlink -f "$export_dir"); fi
   local conf=$state/ganesha.conf
+  local owners="Only_Numeric_Owners = true;"
+  if [ "${GANESHA_ID_MAPPING:-0}" = 1 ]; then
+    owners="Only_Numeric_Owners = false;${GANESHA_IDMAP_CONF:+ IdmapConf = \"$GANESHA_IDMAP_CONF\";}"
+  fi
   cat > "$conf" <<CONF
 NFS_CORE_PARAM {
     Bind_addr = ${GANESHA_BIND_ADDR:-127.0.0.1};
@@ -28,7 +35,7 @@ NFS_CORE_PARAM {
     Enable_UDP = false;
     mount_path_pseudo = true;
 }
-NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = "$state/recovery"; Allow_Numeric_Owners = true; Only_Numeric_Owners = true; }
+NFSV4 { Graceless = true; RecoveryBackend = fs; RecoveryRoot = "$state/recovery"; Allow_Numeric_Owners = true; $owners }
 NFS_KRB5 { Active_krb5 = false; }
 EXPORT {
     Export_Id = 1;

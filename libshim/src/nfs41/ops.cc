@@ -2,6 +2,7 @@
 // GETFH/GETATTR where the v3 engine's signature returns a handle or attributes).
 #include <cerrno>
 
+#include "idmap.h"
 #include "internal.h"
 #include "nfsshim/log.h"
 #include "nfsshim/nfs4/constants.h"
@@ -17,9 +18,8 @@ void to_attr(const Fattr4& f, nfs::Attr* a) {
   a->type = static_cast<int>(f.type);  // nfs_ftype4 REG..FIFO have ftype3's values
   a->mode = f.mode & 07777;
   a->nlink = f.numlinks;
-  uint32_t id = 0;
-  a->uid = numeric_id(f.owner, &id) ? id : 65534;
-  a->gid = numeric_id(f.owner_group, &id) ? id : 65534;
+  a->uid = owner_to_id(f.owner, false);
+  a->gid = owner_to_id(f.owner_group, true);
   a->size = f.size;
   a->used = f.space_used;
   a->fsid = f.fsid.major ^ (f.fsid.minor << 32);
