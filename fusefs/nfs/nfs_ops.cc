@@ -976,11 +976,36 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   if (fuse_reply_open(req, fi) == -ENOENT) delete d;
 }
 
+// An NFSv4 server never lists "." and ".." (RFC 8881, READDIR); the kernel's v4 client adds
+// them itself (nfs4_setup_readdir), and a vers=3 listing has them from the server. Without
+// them here a vers=4.1 mount listed no dots. "." has the directory's fileid (one GETATTR per
+// listing: we keep no attributes). ".." gets the same: the kernel passes no parent and a
+// node has none (handles, hard links), the kernel itself does so at a mount's root, and no
+// program goes by the d_ino of "..". Neither takes a lookup count (ino 0 in do_readdir).
+int add_dots(fuse_req_t req, NfsFs& fs, DirHandle* d) {
+  for (const auto& e : d->entries)
+    if (e.name == "." || e.name == "..") return 0;  // the server sent them (vers=3)
+  nfs::Attr a;
+  if (int rv = fs.client->getattr(cred_of(req), d->node->fh, &a); rv < 0) return rv;
+  nfs::DirEntry dot;
+  dot.fileid = a.fileid;
+  dot.has_attr = true;
+  dot.attr = a;
+  dot.name = ".";
+  dot.cookie = 1;  // the cookies NFSv4 (RFC 7530, READDIR) keeps from servers for these two
+  d->entries.insert(d->entries.begin(), dot);
+  dot.name = "..";
+  dot.cookie = 2;
+  d->entries.insert(d->entries.begin() + 1, dot);
+  return 0;
+}
+
 // Reads D's listing from the server; the graveyard is left out of the root's.
 int load_listing(fuse_req_t req, NfsFs& fs, DirHandle* d) {
   d->point = WriteBehind::now();
   int rv = fs.client->readdirplus(cred_of(req), d->node->fh, &d->entries);
   if (rv < 0) return rv;
+  if (rv = add_dots(req, fs, d); rv < 0) return rv;
   if (d->node->ino == FUSE_ROOT_ID) {
     auto& v = d->entries;
     for (size_t i = 0; i < v.size(); ++i)

@@ -88,7 +88,10 @@
 #                              owner the daemon reports); an id with no name is shown as the
 #                              number ganesha sends; chown through the mount (numeric owner
 #                              strings) lands; a server in another NFSv4 domain: nobody
-#                              (65534) and a log line naming the owner, once
+#                              (65534) and a log line naming the owner, once. Also: ls -f lists
+#                              "." and ".." first, once each (a v4 server never sends them),
+#                              in a small directory and in one of 1500 entries (several
+#                              READDIR and FUSE readdir calls), the graveyard still hidden
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -947,9 +950,10 @@ splice-writes)
 idmap)
   ghost=4321  # an id with no passwd or group entry here
   getent passwd $ghost >/dev/null || getent group $ghost >/dev/null && fail "uid/gid $ghost has a name here"
-  mkdir -p "$work/export/d"
+  mkdir -p "$work/export/d" "$work/export/big"
   chown 1:1 "$work/export/d" && chmod 0755 "$work/export/d"
   touch "$work/export/ghost" && chown $ghost:$ghost "$work/export/ghost"
+  for i in $(seq 1500); do : > "$work/export/big/entry-$i"; done
   GANESHA_ID_MAPPING=1 ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
   chmod 755 "$work"  # the mount point is reached by uid 1
   mount_nfs "&nconnect=2"
@@ -975,6 +979,21 @@ idmap)
     [ "$domain" = "$(nfsidmap -d)" ] || fail "our NFSv4 domain '$domain', nfsidmap's '$(nfsidmap -d)'"
   fi
   echo "ok: owners: root 0:0, uid 1 creates in its 0755 directory (1:1), nameless $ghost:$ghost, chown lands"
+  # "." and ".." first, once each.
+  dots() {  # DIR COUNT: ls -f (directory order, all names) of DIR, COUNT names besides the dots
+    local got
+    got=$(ls -f "$1") || fail "ls -f $1"
+    [ "$(head -2 <<<"$got" | tr '\n' ' ')" = ". .. " ] || fail "$1: does not start with . and ..: $(head -3 <<<"$got" | tr '\n' ' ')"
+    [ "$(grep -cx '\.' <<<"$got")" = 1 ] && [ "$(grep -cx '\.\.' <<<"$got")" = 1 ] || fail "$1: dots more than once"
+    [ "$(wc -l <<<"$got")" = $(($2 + 2)) ] || fail "$1: $(wc -l <<<"$got") names, $(($2 + 2)) expected"
+    [ -z "$(sort <<<"$got" | uniq -d)" ] || fail "$1: repeated: $(sort <<<"$got" | uniq -d | head -3)"
+    [ "$(ls -fi "$1" | head -1 | awk '{print $1}')" = "$(stat -c %i "$1")" ] || fail "$1: '.' has another inode"
+  }
+  dots "$mnt/d" 1
+  dots "$mnt/big" 1500
+  ls -f "$mnt" | grep -q graveyard && fail "the graveyard is listed"
+  ls -a "$mnt" | grep -qx '\.\.' || fail "the root lists no .."
+  echo "ok: ls -f lists . and .. first, once each (1 entry, 1500 entries, the root without the graveyard)"
   unmount_nfs
   # A server in another NFSv4 domain: its names are no local users here.
   printf '[General]\nDomain = elsewhere.test\n' > "$work/idmapd-elsewhere.conf"
@@ -989,7 +1008,7 @@ idmap)
   n=$(grep -c "owner 'daemon@elsewhere.test' from the server is no local user" "$work/shim.log")
   [ "$n" = 1 ] || fail "the unmapped owner is named $n times in the log, once expected"
   echo "ok: another domain: nobody, logged: $(grep -o "owner 'daemon@elsewhere.test'.*" "$work/shim.log" | head -1)"
-  pass "owners name@domain map to local ids ($engine)"
+  pass "owners name@domain map to local ids; . and .. listed ($engine)"
   ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
