@@ -90,8 +90,9 @@ AsCaller::AsCaller(fuse_req_t req, const Fs& fs) {
   fsuid_set_ = fsgid_set_ && set_fsuid(ctx->uid);
   if (!fsuid_set_) {
     if (log::first_time("as_caller"))
-      SHIM_LOG_WARN("cannot make nodes as the calling user (uid {}): the daemon lacks the right to switch "
-                    "(CAP_SETUID/CAP_SETGID); create, mkdir, mknod and symlink by other users fail with EPERM",
+      SHIM_LOG_WARN("cannot act as the calling user (uid {}): the daemon lacks the right to switch "
+                    "(CAP_SETUID/CAP_SETGID); create, mkdir, mknod, symlink, setxattr and removexattr by other "
+                    "users fail with EPERM",
                     ctx->uid);
     error_ = -EPERM;
   }
@@ -105,7 +106,7 @@ AsCaller::~AsCaller() {
   // This worker thread would serve the next requests as the caller: never.
   if (!ok) {
     SHIM_LOG_ERROR("cannot restore the daemon's identity on a worker thread after a caller's create/mkdir/mknod/"
-                   "symlink; stopping");
+                   "symlink/setxattr/removexattr; stopping");
     std::abort();
   }
 }

@@ -1,9 +1,14 @@
 // The calling thread's filesystem identity switched to the FUSE caller's, for one node
-// creation (create, mkdir, mknod, symlink). The node is then made as the caller would make it
-// without the mount (its owner, its group or the set-group-ID directory's, the permission
-// checks with its supplementary groups; on NFS the server sees the caller), and nothing
-// is handed over afterwards: a chown by name could be raced by whoever may rename in the
-// directory (another user's file put under the name in between, and given away).
+// creation (create, mkdir, mknod, symlink) or one setxattr/removexattr. The node is then
+// made as the caller would make it without the mount (its owner, its group or the
+// set-group-ID directory's, the permission checks with its supplementary groups; on NFS the
+// server sees the caller), and nothing is handed over afterwards: a chown by name could be
+// raced by whoever may rename in the directory (another user's file put under the name in
+// between, and given away).
+// xattrs: the kernel checks neither system.* nor security.* for the caller with
+// default_permissions (and POSIX ACLs not at all before Linux 6.2 without FUSE_POSIX_ACL):
+// as root, the backing filesystem's owner check (inode_owner_or_capable, the NFS server's)
+// would pass for anyone. A fsuid other than 0 also drops CAP_FOWNER, CAP_DAC_OVERRIDE etc.
 //
 // setfsuid, setfsgid and setgroups are the thread's own only as raw syscalls: glibc's
 // setgroups (and setuid) change every thread of the process.
@@ -27,7 +32,7 @@ class AsCaller {
   AsCaller(const AsCaller&) = delete;
   AsCaller& operator=(const AsCaller&) = delete;
   // 0, or -EPERM if the thread could not take the caller's identity (a daemon without
-  // CAP_SETUID/CAP_SETGID serving another user): nothing must be made then.
+  // CAP_SETUID/CAP_SETGID serving another user): nothing must be made or set then.
   int error() const { return error_; }
   // After the node DIRFD/NAME was made: a daemon that could not switch because it is the
   // caller's own user gives it the caller's group (unless DIRFD is set-group-ID). 0 or -errno.

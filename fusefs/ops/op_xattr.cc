@@ -1,10 +1,17 @@
 // getxattr, setxattr, listxattr, removexattr through /proc/self/fd. There is no race-free
 // way to reach a symlink's own xattrs from an O_PATH descriptor before Linux 6.13
 // (getxattrat): symlinks answer ENOTSUP, as in libfuse's passthrough_hp.
+//
+// setxattr and removexattr run as the caller (as_caller.h): -o default_permissions does not
+// cover them. The kernel leaves system.* (and security.*) to the filesystem, and before
+// Linux 6.2 a FUSE mount without FUSE_POSIX_ACL gets system.posix_acl_* as plain xattrs with
+// no owner check; system.nfs4_acl on NFS on any kernel. Done as root, any local user could
+// give themselves access to root's files; as the caller, the backing filesystem judges them.
 #include <sys/xattr.h>
 
 #include <vector>
 
+#include "as_caller.h"
 #include "fs.h"
 #include "ops/ops.h"
 
@@ -58,13 +65,26 @@ void setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
               int flags) {
   auto inode = xattr_inode(req, ino);
   if (!inode) return;
-  reply_status(req, neg(::setxattr(ProcPath(inode->fd.get()).c_str(), name, value, size, flags)));
+  int rv;
+  {
+    AsCaller as(req, fs_of(req));
+    rv = as.error();
+    if (rv == 0)
+      rv = static_cast<int>(neg(::setxattr(ProcPath(inode->fd.get()).c_str(), name, value, size, flags)));
+  }
+  reply_status(req, rv);
 }
 
 void removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   auto inode = xattr_inode(req, ino);
   if (!inode) return;
-  reply_status(req, neg(::removexattr(ProcPath(inode->fd.get()).c_str(), name)));
+  int rv;
+  {
+    AsCaller as(req, fs_of(req));
+    rv = as.error();
+    if (rv == 0) rv = static_cast<int>(neg(::removexattr(ProcPath(inode->fd.get()).c_str(), name)));
+  }
+  reply_status(req, rv);
 }
 
 }  // namespace nfsshim::fuse::ops
