@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -212,10 +213,19 @@ int read_stats_file(int dirfd, const char* name, StatsSnapshot* out, const char*
   int rv = sys::fstat(fd.get(), &st);
   if (rv < 0) return rv;
   if (!S_ISREG(st.st_mode) || st.st_size < static_cast<off_t>(sizeof(StatsLayout))) return -EINVAL;
-  // Mapped, not read(): counters are read with atomic loads, so none is ever torn.
-  void* p = ::mmap(nullptr, sizeof(StatsLayout), PROT_READ, MAP_SHARED, fd.get(), 0);
-  if (p == MAP_FAILED) return -errno;
-  const auto* l = static_cast<const StatsLayout*>(p);
+  // Read, not mapped: the directory is shared (1777) and a file's owner may truncate it
+  // after the fstat; a mapping would then kill us (gc runs as root, daily) with SIGBUS at
+  // the first access. A short read is such a file: invalid. The kernel copies the bytes
+  // without atomic loads, so a counter being incremented meanwhile may, rarely, read torn;
+  // the counters are shown, nothing is decided on them.
+  alignas(StatsLayout) unsigned char buf[sizeof(StatsLayout)];
+  ssize_t n;
+  do {
+    n = ::pread(fd.get(), buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return -errno;
+  if (static_cast<size_t>(n) != sizeof buf) return -EINVAL;
+  const auto* l = reinterpret_cast<const StatsLayout*>(buf);
   StatsHeader h;
   std::memcpy(&h, &l->header, sizeof h);
   bool valid = std::memcmp(h.magic, kStatsMagic, sizeof h.magic) == 0 &&
@@ -227,7 +237,6 @@ int read_stats_file(int dirfd, const char* name, StatsSnapshot* out, const char*
   if (valid)
     for (size_t i = 0; i < kCounterCount; ++i)
       out->values[i] = (l->counters.*kCounterInfo[i].member).load(std::memory_order_relaxed);
-  ::munmap(p, sizeof(StatsLayout));
   if (!valid) return -EINVAL;
   h.name[sizeof h.name - 1] = '\0';
   out->kind = static_cast<StatsKind>(h.kind);
