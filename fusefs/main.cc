@@ -213,7 +213,8 @@ int run(int argc, char** argv) {
   if (!log::init(kProg, target, level, &why)) std::fprintf(stderr, "%s: %s\n", kProg, why.c_str());
   for (const auto& e : cfg_errors) SHIM_LOG_WARN("config: {}", e.str());
   // SOURCE nfs://...: the direct NFS engine serves the mount (fusefs/nfs/).
-  if (nfsfs::is_nfs_source(fs.opts.source)) return nfsfs::run_nfs_mount(fs.opts, &args, kProg);
+  if (nfsfs::is_nfs_source(fs.opts.source))
+    return nfsfs::run_nfs_mount(fs.opts, cfg.foreign_max_age_s, &args, kProg);
 
   // Backing calls must create with exactly the mode the kernel sent (it applied the umask).
   ::umask(0);

@@ -88,6 +88,7 @@ struct NfsFs {
   std::unique_ptr<NodeTable> nodes;
   std::string graveyard_name;  // in the export root
   nfs::Fh graveyard;           // .../u<uid>
+  int64_t foreign_max_age_s = 7 * 24 * 3600;  // nfsshim.conf foreign_max_age: reaping at start
   std::mutex bury_mu;          // bury_mu_2: sequence numbers
   uint64_t bury_seq = 0;
   // Write-behind: bytes in flight per file (opts.write_behind_kb; 0: every WRITE waits for
@@ -105,7 +106,8 @@ struct NfsFs {
 bool is_nfs_source(const std::string& source);
 // Runs nfsshim-fuse for an nfs:// SOURCE: opens the engine (errors before anything is
 // mounted), mounts, serves. Returns the process exit status.
-int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog);
+// FOREIGN_MAX_AGE_S: nfsshim.conf's foreign_max_age, for the graveyard's reaping at start.
+int run_nfs_mount(const Options& opts, int64_t foreign_max_age_s, fuse_args* args, const char* prog);
 // The flusher's deadline: sends N's gathered batch if it is still TICKET's (nfs_ops.cc).
 void send_gathered(NfsFs& fs, const std::shared_ptr<Node>& n, int64_t ticket);
 // SERVER_LOCKS: getlk/setlk go to the server (Client::server_locks()).

@@ -5,9 +5,11 @@
 
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "nfs/nfs_fs.h"
 #include "nfsshim/entry_name.h"
+#include "nfsshim/graveyard.h"
 #include "nfsshim/identity.h"
 #include "nfsshim/log.h"
 
@@ -83,17 +85,23 @@ int open_graveyard(NfsFs& fs, std::string* why) {
     *why = std::string("listing the graveyard: ") + std::strerror(-rv);
     return rv;
   }
+  // By the rule of gc, the preload and a local SOURCE (classify_entry): an entry of another
+  // boot or pid namespace waits until foreign_max_age, as another host may carry our name
+  // (pods with a fixed hostname:, cloned VMs) and still hold it; one of our boot and pid
+  // namespace goes once its owner is gone.
   Identity me = self_identity();
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
   int removed = 0, kept = 0;
   for (const auto& d : ents) {
     if (d.name == "." || d.name == "..") continue;
-    auto en = EntryName::parse(d.name);
-    // Of this host: dead if it has booted since, or if the owner's pid is ours to look up
-    // (same pid namespace) and that process is gone.
-    bool dead = en && en->kind == 'b' && en->owner.host == me.host &&
-                (!en->owner.same_boot(me) ||
-                 (en->owner.same_pids(me) && !process_alive(en->owner.pid, en->owner.start)));
-    if (dead && e.remove(c, fs.graveyard, d.name) == 0) {
+    nfs::Attr a;
+    bool has_ctime = d.has_attr;
+    if (has_ctime) a = d.attr;
+    else if (d.has_fh) has_ctime = e.getattr(c, d.fh, &a) == 0;
+    // No age known: as young (kept unless its owner is known to be gone).
+    const int64_t age = has_ctime ? now - static_cast<int64_t>(a.ctime.tv_sec) : 0;
+    const ReapDecision rd = classify_entry(d.name, me, age, fs.foreign_max_age_s);
+    if (rd.action == ReapAction::remove && e.remove(c, fs.graveyard, d.name) == 0) {
       ++removed;
     } else {
       ++kept;

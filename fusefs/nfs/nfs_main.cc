@@ -55,7 +55,7 @@ constexpr std::chrono::microseconds kGatherDelay{10000};
 
 }  // namespace
 
-int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
+int run_nfs_mount(const Options& opts, int64_t foreign_max_age_s, fuse_args* args, const char* prog) {
   // Write-behind copies every WRITE's data (up to 1 MiB) and the engines keep it until the
   // COMMIT: with glibc's default thresholds each copy landed in fresh pages (heap_tuning.h).
   if (!nfs::keep_io_buffers_in_heap()) SHIM_LOG_INFO("malloc: cannot raise the mmap and trim thresholds");
@@ -64,6 +64,7 @@ int run_nfs_mount(const Options& opts, fuse_args* args, const char* prog) {
   if (nfs::parse_nfs_url(opts.source, &url, &why) < 0) return fail(prog, "SOURCE: " + why);
   NfsFs fs;
   fs.opts = opts;
+  fs.foreign_max_age_s = foreign_max_age_s;
   // Each readahead window is split into 1 MiB READs spread over the connections: 4 MiB kept
   // 4 in flight and read 1.1-1.2x faster than 1 MiB through vers=3 and 4.1 mounts, nconnect
   // 1 and 4 (fusefs/README.md).

@@ -58,6 +58,12 @@
 #                              another user's, or open to group/others, is refused before
 #                              mounting with the reason named; ours (0700) mounts, also under
 #                              root_squash (owned by the anonymous uid); with -v41
+#   graveyard-reap             reaping at mount by the rule of gc and a local SOURCE
+#                              (classify_entry): an entry planted for this host's name but
+#                              another boot (a pod or a cloned VM with our hostname) is kept
+#                              until foreign_max_age; one of this boot whose owner's pid is
+#                              gone is reaped at once; with foreign_max_age = 0 in the
+#                              settings file the other boot's goes too; with -v41
 #   splice-writes              WRITE data through a pipe (write_buf, FUSE_CAP_SPLICE_READ) where
 #                              a pipe holds the largest request: every path of op_write_buf
 #                              lands the right bytes on the export; controls -o nosplice and a
@@ -891,6 +897,35 @@ graveyard-owner)
   [ -z "$(ls -A "$work/export2/.graveyard.nfsshim" | grep -v '^u')" ] || fail "a probe was left: $(ls -A "$work/export2/.graveyard.nfsshim")"
   echo "ok: root_squash: u0 owned by the anonymous uid 4242 is ours, at the first mount and again"
   pass "the graveyard's u<uid> level must be ours alone ($engine)"
+  ;;
+graveyard-reap)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  g=$work/export/.graveyard.nfsshim
+  u=$g/u$(id -u)
+  mkdir -p "$u" && chmod 711 "$g" && chmod 700 "$u"
+  # This host's identity as entry names carry it (identity.cc, entry_name.cc): the hostname
+  # with unsafe characters as _, 8 hex digits of the boot id, the pid namespace's inode in hex.
+  host=$(uname -n | LC_ALL=C sed 's/[^!-}]/_/g; s|/|_|g')
+  boot=$(tr -cd '0-9a-fA-F' </proc/sys/kernel/random/boot_id | cut -c1-8)
+  pidns=$(printf '%x' "$(stat -L -c %i /proc/self/ns/pid)")
+  other=deadbeef; [ "$boot" = deadbeef ] && other=feedface
+  true & dead=$!; wait $dead  # a pid that is gone (and start time 1: never a live one's)
+  twin="b~$host~$other.$pidns~1~1~1"
+  gone="b~$host~$boot.$pidns~$dead~1~1"
+  echo held > "$u/$twin" && echo left > "$u/$gone" || fail "cannot plant entries in $u"
+  mount_nfs ""
+  [ -e "$u/$twin" ] || fail "the fresh entry of another boot under this host's name was reaped at mount: $(grep graveyard "$work/shim.log")"
+  [ -e "$u/$gone" ] && fail "the entry of this boot whose owner $dead is gone was not reaped: $(ls -A "$u")"
+  grep -q "reaped 1 entries of dead owners, kept 1" "$work/shim.log" || fail "log: $(grep graveyard "$work/shim.log")"
+  unmount_nfs
+  echo "ok: kept $twin (another boot, younger than foreign_max_age), reaped $gone"
+  # foreign_max_age from the settings file: 0 makes the other boot's entry old enough.
+  echo "foreign_max_age = 0" > "$work/nfsshim.conf"
+  NFSSHIM_CONFIG=$work/nfsshim.conf mount_nfs ""
+  [ -e "$u/$twin" ] && fail "foreign_max_age = 0: the entry of another boot was kept: $(grep graveyard "$work/shim.log")"
+  unmount_nfs
+  echo "ok: foreign_max_age = 0: the entry of another boot is reaped"
+  pass "graveyard reaping at mount follows classify_entry ($engine)"
   ;;
 splice-writes)
   # libfuse splices a request into a pipe only if one holds the largest (1 MiB max_write: a
