@@ -78,6 +78,17 @@ int open_graveyard(NfsFs& fs, std::string* why) {
   }
   rv = check_user_dir(e, c, top, user_dir, ua, why);
   if (rv < 0) return rv;
+  // Owned by another uid than ours and still accepted: the server maps us to it (the probe
+  // in check_user_dir), under root_squash to its anonymous uid. Every principal it maps
+  // there (other clients' squashed root, all_squash users, nobody) is then the owner too.
+  // Allowed, as there is nothing better to own it, but said once per mount.
+  if (ua.uid != c.uid)
+    SHIM_LOG_WARN("graveyard {} on the export is owned by uid {}, not this mount's uid {}: the server maps "
+                  "this mount's identity to uid {} (root_squash or all_squash: its anonymous uid). Whoever "
+                  "else it maps there (other clients' squashed root, all_squash users, nobody) owns it too "
+                  "and can list, read, link out and remove the files buried there. Remedy: uid= in the URL "
+                  "with an identity of its own, or no root_squash for this client",
+                  user_dir, ua.uid, c.uid, ua.uid);
   // Reap what owners that are gone left behind (a daemon killed with -9, a reboot).
   std::vector<nfs::DirEntry> ents;
   rv = e.readdirplus(c, fs.graveyard, &ents);

@@ -57,7 +57,8 @@
 #   graveyard-owner            the graveyard's u<uid> level on the export must be ours alone:
 #                              another user's, or open to group/others, is refused before
 #                              mounting with the reason named; ours (0700) mounts, also under
-#                              root_squash (owned by the anonymous uid); with -v41
+#                              root_squash (owned by the anonymous uid, with a warning at
+#                              each mount: its other principals own it too); with -v41
 #   graveyard-reap             reaping at mount by the rule of gc and a local SOURCE
 #                              (classify_entry): an entry planted for this host's name but
 #                              another boot (a pod or a cloned VM with our hostname) is kept
@@ -891,8 +892,16 @@ graveyard-owner)
   GANESHA_EXPORT_EXTRA='CLIENT { Clients = 127.0.0.1; Squash = Root_Squash; Anonymous_Uid = 4242; Anonymous_Gid = 4242; }' \
     ganesha_start "$work/state" "$work/export2" "$port" "$mnt_port" VFS || fail "ganesha (root_squash)"
   u=$work/export2/.graveyard.nfsshim/u$(id -u)
+  squash_warning="graveyard .graveyard.nfsshim/u$(id -u) on the export is owned by uid 4242, not this mount's uid $(id -u)"
+  grep -qF "$squash_warning" "$work/shim.log" && fail "warned of a squashed graveyard without root_squash"
   mounted_and_used 4242 "root_squash, first mount"
   mounted_and_used 4242 "root_squash, mounted again"
+  # Once per mount, naming what is exposed and the remedy.
+  [ "$(grep -cF "$squash_warning" "$work/shim.log")" = 2 ] ||
+    fail "expected the squashed-graveyard warning once per mount (2): $(grep -F "owned by uid" "$work/shim.log")"
+  grep -F "$squash_warning" "$work/shim.log" | grep -q "can list, read, link out and remove.*uid= in the URL" ||
+    fail "the warning names neither the exposure nor the remedy: $(grep -F "$squash_warning" "$work/shim.log" | head -1)"
+  echo "ok: root_squash: warned at each mount: $(grep -F "$squash_warning" "$work/shim.log" | head -1 | sed 's/.*warning: //')"
   [ -z "$(ls -A "$u")" ] || fail "graveyard not empty: $(ls -A "$u")"
   [ -z "$(ls -A "$work/export2/.graveyard.nfsshim" | grep -v '^u')" ] || fail "a probe was left: $(ls -A "$work/export2/.graveyard.nfsshim")"
   echo "ok: root_squash: u0 owned by the anonymous uid 4242 is ours, at the first mount and again"
