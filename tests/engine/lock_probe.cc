@@ -4,7 +4,8 @@
 //   lock_probe try FILE                 F_SETLK write [0,100): prints "granted" or "busy"
 //   lock_probe getlk FILE               F_GETLK write [50,10): "unlocked" or "locked R|W START LEN"
 //   lock_probe wait FILE SECONDS        F_SETLKW write [0,100) under alarm(SECONDS):
-//                                       "granted MS" or "interrupted MS"
+//                                       "granted MS" or "interrupted MS" (also on an
+//                                       earlier SIGALRM)
 // Exit 0 unless a call fails in another way than expected (then 1, with the errno).
 #include <fcntl.h>
 #include <signal.h>
@@ -44,6 +45,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[1];
+  if (mode == "wait") {
+    // Before the open, which may wait too: a signal then ends the open, not the process.
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;  // no SA_RESTART: the wait ends with EINTR
+    sigaction(SIGALRM, &sa, nullptr);
+  }
   int fd = ::open(argv[2], O_RDWR);
   if (fd < 0) return fail("open");
   if (mode == "hold" && argc == 5) {
@@ -81,10 +89,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "wait" && argc == 4) {
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;  // no SA_RESTART: the wait ends with EINTR
-    sigaction(SIGALRM, &sa, nullptr);
     alarm(static_cast<unsigned>(std::atoi(argv[3])));
     auto t0 = std::chrono::steady_clock::now();
     struct flock lk = range(F_WRLCK, 0, 100);
