@@ -18,6 +18,7 @@
 #include "fuse_api.h"
 #include "nfs/client.h"
 #include "nfs/gather_flusher.h"
+#include "nfs/lock_waits.h"
 #include "nfs/write_behind.h"
 #include "nfsshim/nfs/engine.h"
 #include "options.h"
@@ -101,6 +102,13 @@ struct NfsFs {
   size_t gather_max = 0;
   std::unique_ptr<GatherFlusher> gather;
   std::atomic<uint64_t> piped_writes{0};  // WRITEs whose data came through a pipe (splice)
+  // F_SETLKW waits, each on a thread of its own (lock_waits.h). A waiter is a process
+  // blocked in fcntl, so they are few; each costs a thread that wakes every 20 ms and asks
+  // the server up to once a second. 256 bounds what a runaway program can make the daemon
+  // start; the next waiter gets ENOLCK. Stopped (waits end with ENOLCK, threads joined) by
+  // run_nfs_mount as soon as the loop ends: their replies must not race the unmount, which
+  // closes /dev/fuse. Declared last: stopped again, at worst, before the client goes.
+  LockWaits lock_waits{256};
 };
 
 bool is_nfs_source(const std::string& source);

@@ -128,6 +128,7 @@ int run_nfs_mount(const Options& opts, int64_t foreign_max_age_s, fuse_args* arg
                                                        std::chrono::seconds(url.commit_secs));
     fs.gather->start([&fs](const std::shared_ptr<Node>& n, int64_t ticket) { send_gathered(fs, n, ticket); });
     rv = run_loop(se, opts);
+    fs.lock_waits.stop();  // F_SETLKW waits end (ENOLCK) while /dev/fuse is still open
     SHIM_LOG_INFO("unmounting {} (loop ended: {})", opts.mountpoint, rv);
     fs.gather->stop();  // what no release sent (the daemon stopped with files open)
     fs.unstable->commit_all();  // and their data made stable before the daemon goes

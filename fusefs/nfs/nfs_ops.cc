@@ -922,6 +922,38 @@ void interrupt_lock(fuse_req_t, void* data) {
   static_cast<std::atomic<bool>*>(data)->store(true);
 }
 
+// F_SETLKW on a thread of its own (lock_waits.h): the request thread goes back to reading,
+// so INTERRUPTs (a signal to the waiter), the holder's F_UNLCK or close and every other
+// request still come in however many processes wait. Replies from the wait thread.
+void wait_for_lock(fuse_req_t req, std::shared_ptr<Node> n, std::shared_ptr<FileIo> io,
+                   uint64_t handle, uint64_t owner, const struct flock& lock) {
+  NfsFs& fs = fs_of(req);
+  const uint64_t ino = n->ino;
+  std::shared_ptr<const nfs::Cred> cred = open_cred(req, *n, handle);
+  int rv = fs.lock_waits.start(
+      [&fs, req, n = std::move(n), io = std::move(io), cred = std::move(cred), handle, owner,
+       lock](std::atomic<bool>* cancel) {
+        // An INTERRUPT that came before this point makes libfuse call interrupt_lock here.
+        fuse_req_interrupt_func(req, interrupt_lock, cancel);
+        int r = io->setlk(*cred, handle, owner, lock, true, cancel);
+        // Under the request's lock: once it returns, no interrupt_lock runs or will run,
+        // so CANCEL (freed after this job) is not touched after the reply frees REQ.
+        fuse_req_interrupt_func(req, nullptr, nullptr);
+        // Cancelled because the daemon stops: the kernel restarts a lock call answered
+        // EINTR, and with no signal pending the caller would get errno 512. ENOLCK is
+        // fcntl's "remote locking failed".
+        if (r == -EINTR && fs.lock_waits.stopped()) r = -ENOLCK;
+        fuse_reply_err(req, -r);
+      });
+  if (rv == 0) return;
+  if (rv == -ENOLCK && log::first_time("nfs:lock-waits-full"))
+    SHIM_LOG_WARN("[ino {}] F_SETLKW: {} processes wait for locks already: ENOLCK", ino,
+                  fs.lock_waits.running());
+  else if (rv == -EAGAIN && log::first_time("nfs:lock-waits-thread"))
+    SHIM_LOG_WARN("[ino {}] F_SETLKW: cannot start a thread to wait on: ENOLCK", ino);
+  fuse_reply_err(req, ENOLCK);  // also when the daemon stops (-EINTR): see above
+}
+
 void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock, int sleep) noexcept {
   NODE_OR_FAIL(n, req, ino);
   auto io = io_of(n);
@@ -929,13 +961,14 @@ void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* 
     fuse_reply_err(req, EBADF);
     return;
   }
+  // A waiting F_SETLKW ends with EINTR when the caller is interrupted (a signal).
+  if (sleep && lock->l_type != F_UNLCK) {
+    wait_for_lock(req, std::move(n), std::move(io), fi->fh, fi->lock_owner, *lock);
+    return;
+  }
   // What was written under the lock is on the server before another client can take it.
   if (lock->l_type == F_UNLCK) wait_before(fs_of(req), n, WriteBehind::now());
-  // A waiting F_SETLKW ends with EINTR when the caller is interrupted (a signal).
-  std::atomic<bool> cancel{false};
-  if (sleep) fuse_req_interrupt_func(req, interrupt_lock, &cancel);
-  int rv = io->setlk(*open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner, *lock, sleep != 0, &cancel);
-  if (sleep) fuse_req_interrupt_func(req, nullptr, nullptr);  // CANCEL is about to go away
+  int rv = io->setlk(*open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner, *lock, false, nullptr);
   fuse_reply_err(req, -rv);
 }
 
