@@ -17,6 +17,15 @@
 #                              PRESERVE_UNLINKED; simulated by a test hook, no server here sets
 #                              it) unlink of an open file is a plain REMOVE, no graveyard entry,
 #                              and the holder reads on; control: without it, the graveyard
+#   locks-wait-v41             F_SETLKW waits do not take the request threads: through a
+#                              mount with max_threads=2, 3 processes wait for a lock held
+#                              through a second mount, and meanwhile stat and ls of the mount
+#                              answer, a signal ends each wait with EINTR, SIGTERM stops the
+#                              daemon (after its unmount work) within seconds; after the
+#                              release a new waiter is granted; then the holder is a process
+#                              of the same mount, and its close still comes through past 3
+#                              waiters, which all get the lock in turn (vers=4.1 only: vers=3
+#                              locks are the kernel's, no request waits)
 #   locks-v41                  POSIX locks through two vers=4.1 mounts of one export (two
 #                              "hosts"): a lock held through one is seen and refused through
 #                              the other, F_SETLKW waits for its release or ends on a signal,
@@ -306,6 +315,104 @@ locks)
   second_unmount
   unmount_nfs
   pass "vers=4.1: POSIX locks are the server's, seen through every mount"
+  ;;
+locks-wait)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  probe=$build/tests/engine/lock_probe
+  mnt2=$work/mnt2
+  mkdir -p "$mnt2"
+  shim2_pid=
+  waiters=()
+  # The old daemon could hang on SIGTERM and its waiters in fcntl: end them all by force.
+  locks_wait_cleanup() {
+    for m in "$mnt" "$mnt2"; do grep -q " $m " /proc/self/mountinfo && fusermount3 -u -z "$m"; done
+    for p in $shim_pid $shim2_pid; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    shim_pid= shim2_pid=
+    for p in "${waiters[@]}" ${holder:-}; do kill -9 "$p" 2>/dev/null; done
+    cleanup
+  }
+  trap locks_wait_cleanup EXIT
+  errors=()
+  check() { echo "FAILED: $*" >&2; errors+=("$*"); }
+  hold() {  # MOUNT: a holder of [0,100) through MOUNT; sets holder
+    rm -f "$work/ready" "$work/release"
+    "$probe" hold "$1/lockfile" "$work/ready" "$work/release" > "$work/holder.out" &
+    holder=$!
+    for i in $(seq 200); do [ -e "$work/ready" ] && break; sleep 0.05; done
+    [ -e "$work/ready" ] || fail "holder did not get its lock: $(cat "$work/holder.out")"
+  }
+  start_waiters() {  # N: N processes in F_SETLKW on $mnt/lockfile (alarm in 120 s)
+    waiters=()
+    for i in $(seq "$1"); do
+      "$probe" wait "$mnt/lockfile" 120 > "$work/w$i.out" 2>&1 &
+      waiters+=($!)
+    done
+    sleep 1
+    for i in $(seq "$1"); do
+      kill -0 "${waiters[i-1]}" 2>/dev/null || check "waiter $i did not wait: $(cat "$work/w$i.out")"
+    done
+  }
+  ended_within() {  # SECONDS PID...: 0 if every PID exited within SECONDS
+    local until=$((SECONDS + $1)) p
+    shift
+    for p in "$@"; do
+      while kill -0 "$p" 2>/dev/null; do [ $SECONDS -ge $until ] && return 1; sleep 0.1; done
+    done
+  }
+  shim_opts=max_threads=2 mount_nfs "&nconnect=1"
+  start_mount "$url&nconnect=1" "$mnt2" "$work/shim2.log"
+  shim2_pid=$started
+  echo data > "$mnt2/lockfile" || fail "create lockfile"
+  hold "$mnt2"
+  start_waiters 3
+  # Names the kernel has not seen through the mount: LOOKUP and READDIR must be served.
+  echo x > "$mnt2/fresh" || fail "create fresh"
+  timeout 5 stat "$mnt/fresh" > /dev/null || check "stat through the mount with 3 F_SETLKW waiters: $?"
+  timeout 5 ls "$mnt" > /dev/null || check "ls of the mount with 3 F_SETLKW waiters: $?"
+  kill -ALRM "${waiters[@]}"
+  ended_within 5 "${waiters[@]}" || check "F_SETLKW waiters still waiting 5 s after a signal"
+  for i in 1 2 3; do
+    case $(cat "$work/w$i.out") in interrupted*) ;; *) check "waiter $i after a signal: $(cat "$work/w$i.out")" ;; esac
+  done
+  [ ${#errors[@]} = 0 ] && echo "3 waiters on 2 request threads: stat, ls answered; a signal ended each wait"
+  # SIGTERM while a process waits: the daemon does its unmount work and exits.
+  start_waiters 1
+  kill -TERM "$shim_pid"
+  if ended_within 10 "$shim_pid"; then
+    wait "$shim_pid" || check "daemon exit status $? after SIGTERM"
+    shim_pid=
+    grep -q "unstable data: " "$work/shim.log" || check "no unmount work logged after SIGTERM"
+    ended_within 5 "${waiters[0]}" || check "waiter still in fcntl after the daemon stopped"
+    echo "SIGTERM with a waiter: daemon exited; the waiter got: $(cat "$work/w1.out")"
+  else
+    check "daemon still running 10 s after SIGTERM with a process in F_SETLKW"
+  fi
+  if [ ${#errors[@]} = 0 ]; then
+    grep -q " $mnt " /proc/self/mountinfo && fusermount3 -u -z "$mnt"
+    shim_opts=max_threads=2 mount_nfs "&nconnect=1"
+    start_waiters 1
+    touch "$work/release"
+    wait $holder || check "holder: $(cat "$work/holder.out")"
+    holder=
+    ended_within 10 "${waiters[0]}" || check "waiter not granted 10 s after the release"
+    case $(cat "$work/w1.out") in granted*) ;; *) check "waiter after the release: $(cat "$work/w1.out")" ;; esac
+    echo "after the release: $(cat "$work/w1.out") ms"
+    # The holder on the same mount: its close must come through past 3 waiters (before,
+    # the waiters held every request thread and nobody read it: a deadlock).
+    hold "$mnt"
+    start_waiters 3
+    touch "$work/release"
+    ended_within 10 $holder || check "holder's close not served with 3 waiters on 2 threads"
+    ended_within 20 "${waiters[@]}" || check "waiters not all granted in turn within 20 s"
+    for i in 1 2 3; do
+      case $(cat "$work/w$i.out") in granted*) ;; *) check "waiter $i behind a holder of the same mount: $(cat "$work/w$i.out")" ;; esac
+    done
+    echo "holder on the same mount, 3 waiters: $(cat "$work/w1.out" "$work/w2.out" "$work/w3.out" | tr '\n' ' ')"
+    out=$("$probe" try "$mnt2/lockfile"); [ "$out" = granted ] || check "lock still held after all waiters closed ($out)"
+    grep -qi "error" "$work/shim.log" "$work/shim2.log" && check "errors logged: $(grep -i error "$work/shim.log" "$work/shim2.log")"
+  fi
+  [ ${#errors[@]} = 0 ] || fail "${#errors[@]} checks failed: ${errors[*]}"
+  pass "vers=4.1: F_SETLKW waiters leave the request threads free"
   ;;
 write-behind)
   check="python3 $here/write_behind_check.py"
