@@ -18,11 +18,15 @@
 #include <unistd.h>
 
 static char dir[4096];
-static volatile int rmdir_rv = -2;  // set by the thread when rmdir returns
+// Set by the thread when rmdir returns. Atomic: the blocked write is a raw syscall,
+// which orders nothing for ThreadSanitizer.
+static int rmdir_rv = -2;
+static int rmdir_done(void) { return __atomic_load_n(&rmdir_rv, __ATOMIC_ACQUIRE); }
 
 static void* remover(void* arg) {
   (void)arg;
-  rmdir_rv = rmdir(dir);  // logs "moved 1 silly-rename leftovers", blocks on stderr
+  int rv = rmdir(dir);  // logs "moved 1 silly-rename leftovers", blocks on stderr
+  __atomic_store_n(&rmdir_rv, rv, __ATOMIC_RELEASE);
   return NULL;
 }
 
@@ -47,6 +51,15 @@ int main(int argc, char** argv) {
   int fd;
   if (mkdir(dir, 0755) != 0 || (fd = open(leftover, O_WRONLY | O_CREAT, 0644)) < 0) return fail("setup");
   close(fd);
+  // The shim's first use of the graveyard happens now, by the same kind of rmdir, while
+  // stderr still takes lines: it may log (entries of dead owners reaped) under its own
+  // locks, which fork waits for.
+  char warm[4200], warm_leftover[4300];
+  snprintf(warm, sizeof warm, "%s.warm", dir);
+  snprintf(warm_leftover, sizeof warm_leftover, "%s/.nfs0000000000000000000000f2", warm);
+  if (mkdir(warm, 0755) != 0 || (fd = open(warm_leftover, O_WRONLY | O_CREAT, 0644)) < 0) return fail("setup");
+  close(fd);
+  if (rmdir(warm) != 0) return fail("the warm-up rmdir failed");
 
   // stderr becomes a full pipe: the next write to it blocks.
   int p[2];
@@ -61,7 +74,7 @@ int main(int argc, char** argv) {
   pthread_t t;
   if (pthread_create(&t, NULL, remover, NULL) != 0) return fail("pthread_create");
   usleep(300 * 1000);  // until the thread is blocked in its log line
-  if (rmdir_rv != -2) return fail("rmdir returned without logging: run with NFSSHIM_LOG_LEVEL=debug, under the shim");
+  if (rmdir_done() != -2) return fail("rmdir returned without logging: run with NFSSHIM_LOG_LEVEL=debug, under the shim");
 
   pid_t child = fork();
   if (child == 0) _exit(0);
@@ -81,13 +94,13 @@ int main(int argc, char** argv) {
     waitpid(child, &st, 0);
     return fail("the forked child hangs in the shim's fork handler (stderr logger's lock)");
   }
-  while (rmdir_rv == -2) {  // drain until the thread's line is through
+  while (rmdir_done() == -2) {  // drain until the thread's line is through
     while (read(p[0], block, sizeof block) > 0) {}
     usleep(1000);
   }
   pthread_join(t, NULL);
   if (got != child || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return fail("the child did not _exit(0)");
-  if (rmdir_rv != 0) return fail("rmdir of the directory with a silly-rename leftover failed");
+  if (rmdir_done() != 0) return fail("rmdir of the directory with a silly-rename leftover failed");
   // The swept leftover waits in the graveyard for the foreign age: remove it now.
   char grave[4200], tag[32], entry[8400];
   snprintf(grave, sizeof grave, "%s/.graveyard.nfsshim/u%d", argv[1], (int)geteuid());
