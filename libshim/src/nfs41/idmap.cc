@@ -54,10 +54,14 @@ constexpr auto kTtl = std::chrono::seconds(600);
 constexpr size_t kMaxCached = 4096;
 constexpr size_t kMaxLogged = 64;  // distinct unmapped owners named in the log
 
+// A failed lookup (the NSS source down: sssd, LDAP) is kept only briefly: as "no such user"
+// for kTtl its owners would meet EACCES (default_permissions) long after the outage.
+constexpr auto kErrorTtl = std::chrono::seconds(5);
+
 struct Cached {
   bool found;
   uint32_t id;
-  std::chrono::steady_clock::time_point at;
+  std::chrono::steady_clock::time_point expires;
 };
 
 std::mutex mu;
@@ -82,8 +86,9 @@ const std::string& local_domain() {
   return d;
 }
 
-// getpwnam_r / getgrnam_r of NAME: true and *id if there is such a user (group).
-bool nss_lookup(bool group, const std::string& name, uint32_t* id) {
+// getpwnam_r / getgrnam_r of NAME: 1 and *id if there is such a user (group), 0 if there is
+// none, -1 if the lookup failed.
+int nss_lookup(bool group, const std::string& name, uint32_t* id) {
   std::vector<char> buf(16384);
   for (;;) {
     int rc;
@@ -92,17 +97,19 @@ bool nss_lookup(bool group, const std::string& name, uint32_t* id) {
       rc = getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &res);
       if (rc == 0) {
         if (res) *id = res->gr_gid;
-        return res != nullptr;
+        return res != nullptr ? 1 : 0;
       }
     } else {
       struct passwd p, *res = nullptr;
       rc = getpwnam_r(name.c_str(), &p, buf.data(), buf.size(), &res);
       if (rc == 0) {
         if (res) *id = res->pw_uid;
-        return res != nullptr;
+        return res != nullptr ? 1 : 0;
       }
     }
-    if (rc != ERANGE || buf.size() >= (size_t{1} << 20)) return false;
+    // Some NSS modules say "not found" with an errno instead of 0 and no result.
+    if (rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM) return 0;
+    if (rc != ERANGE || buf.size() >= (size_t{1} << 20)) return -1;
     buf.resize(buf.size() * 2);
   }
 }
@@ -137,21 +144,27 @@ uint32_t owner_to_id(const std::string& owner, bool group) {
   {
     std::lock_guard<std::mutex> g(mu);
     auto it = cache.find(key);
-    if (it != cache.end() && now - it->second.at < kTtl) return it->second.found ? it->second.id : kNobody;
+    if (it != cache.end() && now < it->second.expires) return it->second.found ? it->second.id : kNobody;
   }
   // Looked up outside the lock: a slow NSS source holds up only this owner's callers.
   const std::string& domain = local_domain();
-  bool found = at != std::string::npos && at > 0 &&
-               strcasecmp(owner.c_str() + at + 1, domain.c_str()) == 0 &&
-               nss_lookup(group, owner.substr(0, at), &id);
+  int looked = at != std::string::npos && at > 0 && strcasecmp(owner.c_str() + at + 1, domain.c_str()) == 0
+                   ? nss_lookup(group, owner.substr(0, at), &id)
+                   : 0;
+  const bool found = looked == 1;
   std::lock_guard<std::mutex> g(mu);
   if (cache.size() >= kMaxCached) {
     for (auto it = cache.begin(); it != cache.end();)
-      it = now - it->second.at >= kTtl ? cache.erase(it) : std::next(it);
+      it = now >= it->second.expires ? cache.erase(it) : std::next(it);
     if (cache.size() >= kMaxCached) cache.clear();
   }
-  cache[key] = Cached{found, found ? id : kNobody, now};
-  if (!found && logged.size() < kMaxLogged && logged.insert(key).second) {
+  cache[key] = Cached{found, found ? id : kNobody, now + (looked < 0 ? kErrorTtl : kTtl)};
+  if (looked < 0) {
+    if (log::first_time("nfs41-idmap-nss-error"))
+      SHIM_LOG_WARN("nfs41: looking up {} '{}' failed (the user/group database did not answer): shown as {} {} "
+                    "for a few seconds, then asked again (logged once)",
+                    group ? "group" : "owner", owner, group ? "gid" : "uid", kNobody);
+  } else if (!found && logged.size() < kMaxLogged && logged.insert(key).second) {
     SHIM_LOG_WARN("nfs41: {} '{}' from the server is no local {} (NFSv4 domain here: {}): shown as {} {}",
                   group ? "group" : "owner", owner, group ? "group" : "user", domain,
                   group ? "gid" : "uid", kNobody);
