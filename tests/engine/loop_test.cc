@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ostream>
 #include <thread>
 
 namespace nfsshim::nfs {
@@ -29,6 +30,10 @@ struct LoopParam {
   IoBackend io;
   bool oneshot_wake;
 };
+// For gtest's test names: without it they show the struct's bytes, padding included.
+void PrintTo(const LoopParam& p, std::ostream* os) {
+  *os << io_backend_name(p.io) << (p.oneshot_wake ? ", one-shot wake poll" : "");
+}
 
 class LoopTest : public ::testing::TestWithParam<LoopParam> {
  protected:
