@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "names_with.h"
+
 enum { kThreads = 8, kChildren = 50 };
 
 static char grave[4096];
@@ -27,13 +29,8 @@ static int unlink_rv[kThreads];
 static int entries(pid_t pid) {
   char tag[32];
   snprintf(tag, sizeof tag, "~%d~", (int)pid);
-  DIR* d = opendir(grave);
-  if (!d) return 0;
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d)) != NULL;)
-    if (strstr(e->d_name, tag)) ++n;
-  closedir(d);
-  return n;
+  int n = names_with(grave, tag);
+  return n < 0 ? 0 : n;
 }
 
 static void* remover(void* arg) {

@@ -10,18 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char grave[4096];
+#include "names_with.h"
 
-// Names in DIR that contain TAG.
-static int names_with(const char* dir, const char* tag) {
-  DIR* d = opendir(dir);
-  if (!d) return -1;
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d)) != NULL;)
-    if (strstr(e->d_name, tag)) ++n;
-  closedir(d);
-  return n;
-}
+static char grave[4096];
 
 static int fail(const char* why) {
   fprintf(stderr, "FAIL: %s\n", why);

@@ -1,0 +1,17 @@
+// Test helper for the preload's C test programs: counting graveyard entries by name.
+#pragma once
+
+#include <dirent.h>
+#include <string.h>
+
+// Names in DIR that contain TAG (an entry's owner pid is "~PID~" in b~HOST~BOOT~PID~START~SEQ);
+// -1 if DIR cannot be opened.
+static inline int names_with(const char* dir, const char* tag) {
+  DIR* d = opendir(dir);
+  if (!d) return -1;
+  int n = 0;
+  for (struct dirent* e; (e = readdir(d)) != NULL;)
+    if (strstr(e->d_name, tag)) ++n;
+  closedir(d);
+  return n;
+}
