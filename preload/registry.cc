@@ -164,7 +164,7 @@ void Registry::remove_all() {
 void Registry::after_fork_child() {
   // The entries belong to the parent (their names carry its pid): the child neither
   // tracks nor removes them. Descriptors it inherited are plain descriptors to it.
-  new (&mu_1) std::mutex;
+  // atfork_prepare holds mu_1 (in this, the child's only thread) until the end.
   for (auto& e : list_)
     for (int fd : e.fds) set_fd_bit(fd, false);
   list_.clear();
@@ -172,6 +172,7 @@ void Registry::after_fork_child() {
   map_count_.store(0, std::memory_order_release);
   unsure_.store(0, std::memory_order_release);
   counters().live_entries.store(0, std::memory_order_relaxed);
+  mu_1.unlock();
 }
 
 }  // namespace nfsshim::preload

@@ -239,7 +239,9 @@ Graveyard* Watcher::graveyard_for(int dirfd, const char* path, dev_t dev, bool c
 }
 
 void Watcher::after_fork_child() {
-  new (&mu_0) std::mutex;  // the parent's other threads are gone; so is any holder
+  // atfork_prepare locked mu_0 in the forking thread, the child's only thread: unlock it
+  // (not re-create it over a held lock, which TSan reports as a double lock).
+  mu_0.unlock();
 }
 
 }  // namespace nfsshim::preload

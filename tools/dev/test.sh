@@ -88,11 +88,6 @@ run "all tests" build-ci
 #   kafka.bindfs.*                 sh, sed, tail, java under the preload
 #   preload.crash_recovery         rm under the preload
 #   preload.failed_rename_keeps_target  bash, python3 under the preload
-#   preload.first_deletes_concurrent  its 50 forked children use the shim: the child's fork
-#                                  handler makes the shim's mutexes anew (placement new: the
-#                                  prepare handler holds them), which TSan does not see, so it
-#                                  reports the child's first lock as a "double lock" (rehearsal
-#                                  of 2026-12-05); the same code runs unsanitized and under ASan
 #   preload.stats_dir_full         sh, python3 under the preload
 #   preload.sweep_silly_rmdir_bindfs  rmdir under the preload
 #   tools_run                      sh, grep, true under `nfsshim run`
@@ -109,7 +104,7 @@ run "all tests" build-ci
 # fuse_nfs41_chaos_restart (~70 s) and fuse_nfs_chaos_restart run.
 san_asan_skip_labels='^(uml|packaging)$'
 san_tsan_skip_labels='^(uml|packaging)$'
-san_tsan_skip_names='^(kafka\.bindfs\..*|preload\.(crash_recovery|failed_rename_keeps_target|failed_restore_is_kept|first_deletes_concurrent|stats_dir_full|sweep_silly_rmdir_bindfs)|tools_run|torture\.(graveyard_other_user|smoke)'\
+san_tsan_skip_names='^(kafka\.bindfs\..*|preload\.(crash_recovery|failed_rename_keeps_target|failed_restore_is_kept|stats_dir_full|sweep_silly_rmdir_bindfs)|tools_run|torture\.(graveyard_other_user|smoke)'\
 '|engine_nfs3_n[18]_.*|fuse_nfs41_integrity_.*|fuse_nfs_chaos_kill-conn|fuse_nfs41_chaos_kill-conn)$'
 san_run() {  # san_run NAME DIR ctest-args...: run with the sanitizer logs checked
   local name=$1 dir=$2 logs=$root/$2/san-logs t0=$SECONDS; shift 2

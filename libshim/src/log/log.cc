@@ -159,10 +159,10 @@ void after_fork_parent() { state().mu.unlock(); }
 
 void after_fork_child() {
   State& s = state();
-  // The child has one thread: nobody else can hold s.mu (before_fork took it, if it ran)
-  // or the sink's lock except a thread that no longer exists. Re-create both without
-  // unlocking or destroying.
-  new (&s.mu) std::mutex;
+  // The child has one thread, the one whose before_fork locked s.mu: it unlocks it. The
+  // old sink's lock may be held by a thread that no longer exists: a new logger replaces
+  // it, and the old one is never unlocked or destroyed.
+  s.mu.unlock();
   new std::shared_ptr<spdlog::logger>(std::move(s.logger));  // leaked on purpose
   try {
     s.logger = make_logger(s.ident, s.target, s.level);
