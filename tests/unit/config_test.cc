@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "temp_dir.h"
+
 namespace nfsshim {
 namespace {
 
@@ -137,6 +141,44 @@ TEST(Config, MissingNamedFileIsAnError) {
   load_config(env, &errs);
   ASSERT_EQ(errs.size(), 1u);
   EXPECT_EQ(errs[0].where, "/nonexistent/nfsshim.conf");
+}
+
+// load_config read the first 64 KiB and parsed them without a word: a last line
+// "foreign_max_age = 30d" at byte 65536 became "foreign_max_age = 3", and every component
+// reaped other hosts' live entries after 3 s.
+TEST(Config, AFileLargerThan64KiBIsReadWhole) {
+  TempDir t;
+  std::string path = t.path() + "/big.conf";
+  std::string last = "foreign_max_age = 30d\n";
+  std::string text;
+  while (text.size() + 80 < 65539 - last.size()) text += "# " + std::string(77, 'x') + "\n";
+  text += "#" + std::string(65539 - last.size() - text.size() - 2, 'y') + "\n";
+  text += last;
+  ASSERT_EQ(text.size(), 65539u);
+  std::ofstream(path) << text;
+  std::string a = "NFSSHIM_CONFIG=" + path;
+  char* env[] = {&a[0], nullptr};
+  std::vector<ConfigError> errs;
+  Config c = load_config(env, &errs);
+  EXPECT_TRUE(errs.empty()) << errs[0].str();
+  EXPECT_EQ(c.foreign_max_age_s, 30 * 86400);
+}
+
+// Beyond 1 MiB the file is refused as a whole (naming it and its size), not cut.
+TEST(Config, AFileLargerThan1MiBIsRefused) {
+  TempDir t;
+  std::string path = t.path() + "/huge.conf";
+  std::string text = "mode = referenced\n" + std::string(1 << 20, '#') + "\n";
+  std::ofstream(path) << text;
+  std::string a = "NFSSHIM_CONFIG=" + path;
+  char* env[] = {&a[0], nullptr};
+  std::vector<ConfigError> errs;
+  Config c = load_config(env, &errs);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].where, path);
+  EXPECT_NE(errs[0].message.find(std::to_string(text.size()) + " bytes"), std::string::npos)
+      << errs[0].message;
+  EXPECT_EQ(c.mode, Config().mode);
 }
 
 TEST(Config, Durations) {

@@ -3,6 +3,7 @@
 // once, naming the key and what was expected, and the default is kept.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -51,6 +52,9 @@ void parse_config_text(Config* cfg, const std::string& text, const std::string& 
 
 // Applies NFSSHIM_* variables from ENVP (a NULL-terminated environ-style array).
 void apply_environment(Config* cfg, char* const* envp, std::vector<ConfigError>* errors);
+
+// Larger settings files are refused (reported, defaults kept), never parsed in part.
+constexpr size_t kMaxConfigBytes = 1024 * 1024;
 
 // The whole thing: defaults, then the file ($NFSSHIM_CONFIG or /etc/nfsshim.conf; a
 // missing default file is fine, a missing named file is an error), then the environment.

@@ -1,5 +1,7 @@
 #include "nfsshim/config.h"
 
+#include <sys/stat.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -231,9 +233,22 @@ Config load_config(char* const* envp, std::vector<ConfigError>* errors) {
   Config cfg;
   const char* named = env_lookup(envp, "NFSSHIM_CONFIG");
   std::string path = named && *named ? named : "/etc/nfsshim.conf";
-  std::string text(65536, '\0');
+  // The whole file or none of it: a cut one parses its last line wrong without a word
+  // ("foreign_max_age = 30d" read as "= 3"). A usual file fits the first read.
+  std::string text(64 * 1024, '\0');
   ssize_t n = sys::read_file(AT_FDCWD, path.c_str(), &text[0], text.size());
-  if (n >= 0) {
+  if (n == static_cast<ssize_t>(text.size())) {
+    text.assign(kMaxConfigBytes + 1, '\0');
+    n = sys::read_file(AT_FDCWD, path.c_str(), &text[0], text.size());
+  }
+  if (n > static_cast<ssize_t>(kMaxConfigBytes)) {
+    struct stat st;
+    std::string size = sys::fstatat(AT_FDCWD, path.c_str(), &st, 0) == 0
+                           ? std::to_string(st.st_size) + " bytes"
+                           : "more than " + std::to_string(kMaxConfigBytes) + " bytes";
+    errors->push_back({path, "config", "file too large (" + size + ", at most " +
+                                           std::to_string(kMaxConfigBytes) + "): not read, defaults kept"});
+  } else if (n >= 0) {
     text.resize(static_cast<size_t>(n));
     cfg.source = path;
     parse_config_text(&cfg, text, path, errors);
