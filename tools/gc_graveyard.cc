@@ -116,6 +116,13 @@ GcResult gc_graveyards(const std::string& path, const Config& cfg, const GcOptio
     return r;
   }
   std::string top = (loc.parent == "/" ? "" : loc.parent) + "/" + loc.name;
+  struct stat st;
+  if (::fstatat(parent, loc.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+    // A mapped graveyard is made at the first bury: until then there is nothing to reap.
+    std::printf("nothing to do: no graveyard in %s (%s)\n", path.c_str(), top.c_str());
+    ::close(parent);
+    return r;
+  }
   Identity self = self_identity();
   std::vector<uid_t> uids;
   if (int err = users(parent, loc.name, &uids); err != 0) {
