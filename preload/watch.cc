@@ -93,21 +93,20 @@ static std::string parent_path(int dirfd, const char* path) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-static bool under(const std::string& p, const std::string& dir) {
-  if (dir == "/") return true;
-  return p.size() >= dir.size() && p.compare(0, dir.size(), dir) == 0 &&
-         (p.size() == dir.size() || p[dir.size()] == '/');
-}
-
+// Of nested watch dirs the deepest that holds the file, as doctor and gc see it.
 const Watcher::WatchDir* Watcher::watch_dir_locked(int dirfd, const char* path, dev_t dev) {
   std::string parent;
+  const WatchDir* best = nullptr;
   for (const auto& w : watch_dirs_) {
-    if (w.dev != dev) continue;
-    if (w.whole) return &w;
-    if (parent.empty()) parent = parent_path(dirfd, path);
-    if (!parent.empty() && under(parent, w.path)) return &w;
+    if (w.dev != dev || (best && w.path.size() <= best->path.size())) continue;
+    bool holds = w.whole;  // the root of its mount holds every file of the device
+    if (!holds) {
+      if (parent.empty()) parent = parent_path(dirfd, path);
+      holds = !parent.empty() && path_within(parent, w.path);
+    }
+    if (holds) best = &w;
   }
-  return nullptr;
+  return best;
 }
 
 bool Watcher::watched(int dirfd, const char* path, dev_t dev) {
@@ -168,12 +167,12 @@ Watcher::Site* Watcher::site_for_locked(int dirfd, const char* path, dev_t dev) 
   s->configured = configured;
   s->grave_parent = root;
   s->grave_name = config().graveyard_name;
-  for (const auto& g : config().graveyards)
-    if (g.first == root) {
-      size_t slash = g.second.rfind('/');
-      s->grave_parent = slash == 0 ? "/" : g.second.substr(0, slash);
-      s->grave_name = g.second.substr(slash + 1);
-    }
+  std::string mapped = mapped_graveyard(config(), root);
+  if (!mapped.empty()) {
+    size_t slash = mapped.rfind('/');
+    s->grave_parent = slash == 0 ? "/" : mapped.substr(0, slash);
+    s->grave_name = mapped.substr(slash + 1);
+  }
   sites_.push_back(std::move(s));
   return sites_.back().get();
 }

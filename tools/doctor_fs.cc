@@ -108,8 +108,7 @@ static std::string watch_root(const Doctor* d, bool* configured) {
   for (const auto& w : d->cfg.watch) {
     char buf[PATH_MAX];
     std::string r = ::realpath(w.c_str(), buf) ? buf : w;
-    bool inside = d->real == r || (d->real.rfind(r + "/", 0) == 0) || r == "/";
-    if (inside && r.size() > best.size()) best = r;
+    if (path_within(d->real, r) && r.size() > best.size()) best = r;  // the deepest
   }
   if (!best.empty()) {
     *configured = true;
@@ -128,9 +127,8 @@ void check_graveyard(Doctor* d) {
     return;
   }
   s.add("watched_as", configured ? "watch directory" : "NFS mount");
-  std::string dir = (root == "/" ? "" : root) + "/" + d->cfg.graveyard_name;
-  for (const auto& g : d->cfg.graveyards)
-    if (g.first == root) dir = g.second;
+  std::string dir = mapped_graveyard(d->cfg, root);
+  if (dir.empty()) dir = (root == "/" ? "" : root) + "/" + d->cfg.graveyard_name;
   s.add("location", dir);
   std::string parent = dir.substr(0, dir.rfind('/'));
   if (parent.empty()) parent = "/";

@@ -42,11 +42,12 @@ std::string dir_name(const std::string& p) {
 bool locate(const std::string& path, const Config& cfg, Location* loc) {
   char buf[PATH_MAX];
   std::string real = ::realpath(path.c_str(), buf) ? buf : path;
+  std::string mapped = mapped_graveyard(cfg, real);
+  if (!mapped.empty()) {  // a mount with a configured graveyard elsewhere
+    *loc = {dir_name(mapped), base_name(mapped)};
+    return true;
+  }
   for (const auto& g : cfg.graveyards) {
-    if (g.first == real) {  // a mount with a configured graveyard elsewhere
-      *loc = {dir_name(g.second), base_name(g.second)};
-      return true;
-    }
     if (g.second == real) {
       *loc = {dir_name(real), base_name(real)};
       return true;

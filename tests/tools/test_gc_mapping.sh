@@ -10,3 +10,49 @@ NFSSHIM_GRAVEYARD=$data=$data/.g "$nfsshim" gc "$data" >"$tmp/gc" 2>&1; rc=$?
 grep -qF "nothing to do: no graveyard in $data ($data/.g)" "$tmp/gc" || fail "gc output: $(cat "$tmp/gc")"
 [[ ! -e $data/.g ]] || fail "gc made the graveyard"
 pass "a mapped graveyard that does not exist yet: nothing to do, status 0"
+
+# The environment replaces the file's mappings (as it does for every key) and, for one
+# MOUNT given twice, the last mapping wins in gc, doctor and the preload alike. gc took the
+# file's first mapping (.g1) while the preload and doctor took the last (.g2): the
+# entry of a killed owner in .g2 was never reaped and gc failed on .g1 every day.
+uid=$(id -u)
+unset NFSSHIM_WATCH
+# agree NAME ROOT FILE DIR: holder NAME holds ROOT/FILE and is killed; its entry must be
+# in DIR/u<uid> and nowhere else under ROOT, doctor ROOT must name DIR, gc ROOT must
+# remove the entry.
+agree() {
+  local n=$1 root=$2 file=$3 dir=$4 pid entry
+  holder_start "$n"
+  [[ $(holder_do "$n" "hold $root/$file") == "held $root/$file" ]] || fail "$n: hold"
+  eval "pid=\$${n}_pid"
+  entry=$(ls -A "$dir/u$uid" 2>/dev/null | grep "~$pid~")
+  [[ -n $entry ]] || fail "$n: no entry in $dir: $(find "$tmp" -name "*~$pid~*")"
+  [[ $(cd "$root" && find . -name "*~$pid~*" | wc -l) == 1 ]] || fail "$n: entries: $(find "$root" -name "*~$pid~*")"
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null
+  "$nfsshim" doctor "$root" >"$tmp/doctor" 2>&1
+  grep -qE "^  location: +$dir\$" "$tmp/doctor" || fail "$n: doctor: $(grep location "$tmp/doctor")"
+  "$nfsshim" gc "$root" >"$tmp/gc" 2>&1 || fail "$n: gc exited $?: $(cat "$tmp/gc")"
+  grep -qF "removed: $dir/u$uid/$entry (owner process $pid is gone)" "$tmp/gc" || fail "$n: gc: $(cat "$tmp/gc")"
+  [[ ! -e $dir/u$uid/$entry ]] || fail "$n: entry still there"
+}
+
+d2=$tmp/d2
+mkdir -p "$d2"
+printf 'watch = %s\ngraveyard = %s=%s/.g1\n' "$d2" "$d2" "$d2" >"$tmp/c2.conf"
+NFSSHIM_CONFIG=$tmp/c2.conf NFSSHIM_GRAVEYARD=$d2=$d2/.g2 agree h2 "$d2" f "$d2/.g2"
+pass "NFSSHIM_GRAVEYARD replaces the file's mapping in the preload, doctor and gc"
+
+d3=$tmp/d3
+mkdir -p "$d3"
+printf 'watch = %s\ngraveyard = %s=%s/.ga, %s=%s/.gb\n' "$d3" "$d3" "$d3" "$d3" "$d3" >"$tmp/c3.conf"
+NFSSHIM_CONFIG=$tmp/c3.conf agree h3 "$d3" f "$d3/.gb"
+pass "one MOUNT mapped twice: the last mapping wins in the preload, doctor and gc"
+
+# Nested watch dirs: the deepest one that holds the file is its root. The preload took
+# the first listed (d5), doctor the deepest (d5/sub).
+d5=$tmp/d5
+mkdir -p "$d5/sub"
+printf 'watch = %s:%s/sub\n' "$d5" "$d5" >"$tmp/c5.conf"
+NFSSHIM_CONFIG=$tmp/c5.conf agree h5 "$d5/sub" f "$d5/sub/.graveyard.nfsshim"
+pass "nested watch dirs: the deepest is the root in the preload, doctor and gc"

@@ -120,6 +120,37 @@ TEST(Config, EnvironmentOverridesFile) {
 
 // Which keys the file or the environment set (with a valid value): nfsshim-fuse keeps its
 // own log defaults for the others.
+// NFSSHIM_GRAVEYARD replaced nothing: it was appended to the file's mappings, and gc took
+// the first mapping of a MOUNT while the preload and doctor took the last.
+TEST(Config, EnvironmentReplacesTheFilesGraveyardsAndTheLastMappingWins) {
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c, "graveyard = /m=/m/.g1, /n=/n/.g\ngraveyard = /m=/m/.g3\n", "f", &errs);
+  EXPECT_EQ(mapped_graveyard(c, "/m"), "/m/.g3");  // the file's lines add up, the last wins
+  EXPECT_EQ(mapped_graveyard(c, "/n"), "/n/.g");
+  EXPECT_EQ(mapped_graveyard(c, "/o"), "");
+  std::string bad = "NFSSHIM_GRAVEYARD=relative=x";
+  char* env1[] = {&bad[0], nullptr};
+  apply_environment(&c, env1, &errs);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(mapped_graveyard(c, "/m"), "/m/.g3");  // a bad value keeps the file's
+  std::string e = "NFSSHIM_GRAVEYARD=/m=/m/.g2";
+  char* env2[] = {&e[0], nullptr};
+  apply_environment(&c, env2, &errs);
+  EXPECT_EQ(errs.size(), 1u);
+  ASSERT_EQ(c.graveyards.size(), 1u);
+  EXPECT_EQ(mapped_graveyard(c, "/m"), "/m/.g2");
+  EXPECT_EQ(mapped_graveyard(c, "/n"), "");
+}
+
+TEST(Config, PathWithin) {
+  EXPECT_TRUE(path_within("/a/b", "/a"));
+  EXPECT_TRUE(path_within("/a", "/a"));
+  EXPECT_TRUE(path_within("/a", "/"));
+  EXPECT_FALSE(path_within("/ab", "/a"));
+  EXPECT_FALSE(path_within("/", "/a"));
+}
+
 TEST(Config, RemembersTheKeysGiven) {
   Config c;
   std::vector<ConfigError> errs;

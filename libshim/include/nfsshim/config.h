@@ -60,6 +60,15 @@ constexpr size_t kMaxConfigBytes = 1024 * 1024;
 // missing default file is fine, a missing named file is an error), then the environment.
 Config load_config(char* const* envp, std::vector<ConfigError>* errors);
 
+// The graveyard directory the `graveyard` setting gives ROOT (a watched directory or NFS
+// mount point, canonical), or "" if none (then it is ROOT/<graveyard_name>). For a MOUNT
+// mapped more than once the last mapping wins. The one lookup of the preload, doctor and gc.
+std::string mapped_graveyard(const Config& cfg, const std::string& root);
+
+// Whether canonical PATH is DIR or below it. Of nested watched directories the deepest
+// that holds a file is its root (the preload, doctor and gc agree on it).
+bool path_within(const std::string& path, const std::string& dir);
+
 // "30", "30s", "15m", "12h", "7d" -> seconds; false on anything else.
 bool parse_duration(const std::string& s, int64_t* out);
 

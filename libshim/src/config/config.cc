@@ -218,8 +218,27 @@ void apply_environment(Config* cfg, char* const* envp, std::vector<ConfigError>*
       errors->push_back(err);
       continue;
     }
-    if (!apply_setting(cfg, key, value, &err)) errors->push_back(err);
+    // NFSSHIM_GRAVEYARD replaces the file's mappings (the file's lines add up), as every
+    // variable replaces its key; a bad value keeps them.
+    std::vector<std::pair<std::string, std::string>> file_graveyards;
+    if (key == "graveyard") file_graveyards.swap(cfg->graveyards);
+    if (!apply_setting(cfg, key, value, &err)) {
+      if (key == "graveyard") cfg->graveyards.swap(file_graveyards);
+      errors->push_back(err);
+    }
   }
+}
+
+std::string mapped_graveyard(const Config& cfg, const std::string& root) {
+  std::string dir;
+  for (const auto& g : cfg.graveyards)
+    if (g.first == root) dir = g.second;
+  return dir;
+}
+
+bool path_within(const std::string& path, const std::string& dir) {
+  if (dir == "/") return !path.empty() && path[0] == '/';
+  return path.compare(0, dir.size(), dir) == 0 && (path.size() == dir.size() || path[dir.size()] == '/');
 }
 
 static const char* env_lookup(char* const* envp, const char* name) {
