@@ -127,6 +127,14 @@ void check_graveyard(Doctor* d) {
     return;
   }
   s.add("watched_as", configured ? "watch directory" : "NFS mount");
+  // A mapping for a directory between root and PATH is never used: burying goes by root.
+  for (const auto& g : d->cfg.graveyards) {
+    std::string m = resolved_mount(g.first);
+    if (m != root && path_within(d->real, m) && path_within(m, root))
+      d->problems.push_back("graveyard mapping '" + g.first + "=" + g.second + "' is not used: '" + g.first +
+                            "' is neither a watched directory nor an NFS mount point (the graveyard of '" +
+                            d->real + "' is decided by '" + root + "')");
+  }
   std::string dir = mapped_graveyard(d->cfg, root);
   if (dir.empty()) dir = (root == "/" ? "" : root) + "/" + d->cfg.graveyard_name;
   s.add("location", dir);

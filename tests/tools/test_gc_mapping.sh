@@ -56,3 +56,24 @@ mkdir -p "$d5/sub"
 printf 'watch = %s:%s/sub\n' "$d5" "$d5" >"$tmp/c5.conf"
 NFSSHIM_CONFIG=$tmp/c5.conf agree h5 "$d5/sub" f "$d5/sub/.graveyard.nfsshim"
 pass "nested watch dirs: the deepest is the root in the preload, doctor and gc"
+
+# A MOUNT written through a symlink: watch dirs are resolved, so the mapping's MOUNT must
+# be too (at use: it may not be mounted when the settings are read). It was compared as
+# text and ignored without a word: the entry went to d4/.graveyard.nfsshim.
+d4=$tmp/d4
+mkdir -p "$d4" "$tmp/x"
+ln -s "$d4" "$tmp/x/lnk"
+lnk=$tmp/x/lnk
+printf 'watch = %s\ngraveyard = %s=%s/.mygrave\n' "$lnk" "$lnk" "$lnk" >"$tmp/c4.conf"
+NFSSHIM_CONFIG=$tmp/c4.conf agree h4 "$lnk" f "$lnk/.mygrave"
+pass "a MOUNT written through a symlink: the entry lands in its mapped graveyard"
+
+# A mapping whose MOUNT is below the root of PATH (neither a watch dir nor a mount point)
+# is never used: doctor names it.
+d6=$tmp/d6
+mkdir -p "$d6/sub"
+printf 'watch = %s\ngraveyard = %s/sub=%s/sub/.g\n' "$d6" "$d6" "$d6" >"$tmp/c6.conf"
+NFSSHIM_CONFIG=$tmp/c6.conf "$nfsshim" doctor "$d6/sub" >"$tmp/doctor" 2>&1; rc=$?
+[[ $rc == 1 ]] || fail "doctor with an unused mapping exited $rc: $(cat "$tmp/doctor")"
+grep -qF "graveyard mapping '$d6/sub=$d6/sub/.g' is not used" "$tmp/doctor" || fail "doctor: $(cat "$tmp/doctor")"
+pass "doctor names a mapping whose MOUNT is neither a watch dir nor a mount point"

@@ -1,7 +1,11 @@
 #include "nfsshim/config.h"
 
 #include <gtest/gtest.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "temp_dir.h"
@@ -141,6 +145,23 @@ TEST(Config, EnvironmentReplacesTheFilesGraveyardsAndTheLastMappingWins) {
   ASSERT_EQ(c.graveyards.size(), 1u);
   EXPECT_EQ(mapped_graveyard(c, "/m"), "/m/.g2");
   EXPECT_EQ(mapped_graveyard(c, "/n"), "");
+}
+
+// Watch dirs are resolved (realpath); a mapping's MOUNT written through a symlink was
+// compared as text and ignored without a word.
+TEST(Config, AMappingsMountIsResolvedAtUse) {
+  TempDir t;
+  std::string real = t.path() + "/d4", lnk = t.path() + "/lnk";
+  ASSERT_EQ(mkdir(real.c_str(), 0755), 0);
+  ASSERT_EQ(symlink(real.c_str(), lnk.c_str()), 0);
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c, "graveyard = " + lnk + "=" + lnk + "/.mygrave\n", "f", &errs);
+  ASSERT_TRUE(errs.empty()) << errs[0].str();
+  char buf[PATH_MAX];
+  ASSERT_NE(realpath(real.c_str(), buf), nullptr);
+  EXPECT_EQ(mapped_graveyard(c, buf), lnk + "/.mygrave");
+  EXPECT_EQ(resolved_mount("/nonexistent/m"), "/nonexistent/m");
 }
 
 TEST(Config, PathWithin) {

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <climits>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -229,10 +230,15 @@ void apply_environment(Config* cfg, char* const* envp, std::vector<ConfigError>*
   }
 }
 
+std::string resolved_mount(const std::string& mount) {
+  char buf[PATH_MAX];
+  return ::realpath(mount.c_str(), buf) ? buf : mount;
+}
+
 std::string mapped_graveyard(const Config& cfg, const std::string& root) {
   std::string dir;
   for (const auto& g : cfg.graveyards)
-    if (g.first == root) dir = g.second;
+    if (g.first == root || resolved_mount(g.first) == root) dir = g.second;
   return dir;
 }
 
