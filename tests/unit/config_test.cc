@@ -233,6 +233,58 @@ TEST(Config, AFileLargerThan1MiBIsRefused) {
   EXPECT_EQ(c.mode, Config().mode);
 }
 
+// graveyard_name's reason lost its first word ("a directory name that not start with
+// '.nfs'", "that be a file name", "that be at most 200 bytes").
+TEST(Config, GraveyardNameMessagesAreWhole) {
+  struct Case {
+    const char* value;
+    const char* says;
+  } cases[] = {{".nfsgrave", "a directory name that must not start with '.nfs'"},
+               {"..", "a directory name that must be a file name"},
+               {"a/b", "a directory name that must be one path component, without '/'"}};
+  for (const auto& k : cases) {
+    Config c;
+    std::vector<ConfigError> errs;
+    parse_config_text(&c, std::string("graveyard_name = ") + k.value + "\n", "n.conf", &errs);
+    ASSERT_EQ(errs.size(), 1u) << k.value;
+    EXPECT_NE(errs[0].message.find(k.says), std::string::npos) << errs[0].message;
+  }
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c, "graveyard_name = " + std::string(201, 'g') + "\n", "n.conf", &errs);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].message.find("that must be at most 200 bytes"), std::string::npos) << errs[0].message;
+}
+
+// " = 5" gave "c1.conf:14: : unknown setting"; NFSSHIM_=5 the same from the environment.
+TEST(Config, AnEmptyKeyIsNamedAsSuch) {
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c, "mode = all\n = 5\n", "c1.conf", &errs);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].str(), "c1.conf:2: (empty key): expected 'key = value', got '= 5'");
+  std::string e = "NFSSHIM_=5";
+  char* env[] = {&e[0], nullptr};
+  apply_environment(&c, env, &errs);
+  ASSERT_EQ(errs.size(), 2u);
+  EXPECT_EQ(errs[1].str(), "environment NFSSHIM_: (empty key): expected NFSSHIM_<KEY>=VALUE, got 'NFSSHIM_=5'");
+}
+
+// A duration with a sign ("-0", "+5") was taken: strtoll reads signs and leading blanks.
+TEST(Config, DurationsHaveNoSign) {
+  int64_t v = 42;
+  for (const char* s : {"-0", "+5", "-0d", " 5", "+0"}) {
+    EXPECT_FALSE(parse_duration(s, &v)) << s;
+    EXPECT_EQ(v, 42) << s;
+  }
+  Config c;
+  std::vector<ConfigError> errs;
+  parse_config_text(&c, "foreign_max_age = -0\n", "d.conf", &errs);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].key, "foreign_max_age");
+  EXPECT_EQ(c.foreign_max_age_s, Config().foreign_max_age_s);
+}
+
 TEST(Config, Durations) {
   int64_t v = 0;
   EXPECT_TRUE(parse_duration("90", &v));

@@ -74,7 +74,7 @@ std::string resolved_mount(const std::string& mount);
 // that holds a file is its root (the preload, doctor and gc agree on it).
 bool path_within(const std::string& path, const std::string& dir);
 
-// "30", "30s", "15m", "12h", "7d" -> seconds; false on anything else.
+// "30", "30s", "15m", "12h", "7d" -> seconds; false on anything else (a sign too).
 bool parse_duration(const std::string& s, int64_t* out);
 
 const char* to_string(BuryMode m);

@@ -42,7 +42,8 @@ static std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 bool parse_duration(const std::string& s, int64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
+  // Digits first: strtoll would also take a sign ("-0", "+5") or leading blanks.
+  if (s.empty() || s.size() > 20 || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   char* end = nullptr;
   errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
@@ -98,7 +99,7 @@ bool apply_setting(Config* cfg, const std::string& key, const std::string& value
     cfg->watch = dirs;
   } else if (key == "graveyard_name") {
     std::string why;
-    if (!valid_graveyard_name(value, &why)) return bad("a directory name that " + why.substr(why.find(' ') + 1));
+    if (!valid_graveyard_name(value, &why)) return bad("a directory name that " + why);
     cfg->graveyard_name = value;
   } else if (key == "graveyard") {
     // MOUNT=DIR[,MOUNT=DIR...]; DIR must be on the same mount as MOUNT.
@@ -168,6 +169,12 @@ void parse_config_text(Config* cfg, const std::string& text, const std::string& 
       errors->push_back(err);
       continue;
     }
+    if (trim(line.substr(0, eq)).empty()) {
+      err.key = "(empty key)";
+      err.message = "expected 'key = value', got '" + line + "'";
+      errors->push_back(err);
+      continue;
+    }
     if (!apply_setting(cfg, trim(line.substr(0, eq)), trim(line.substr(eq + 1)), &err))
       errors->push_back(err);
   }
@@ -200,6 +207,12 @@ void apply_environment(Config* cfg, char* const* envp, std::vector<ConfigError>*
     if (key == "config" || tool_variable(name)) continue;
     ConfigError err;
     err.where = "environment NFSSHIM_" + name;
+    if (key.empty()) {
+      err.key = "(empty key)";
+      err.message = "expected NFSSHIM_<KEY>=VALUE, got '" + std::string(*e) + "'";
+      errors->push_back(err);
+      continue;
+    }
     if (key == "disable") {
       bool off = false;
       if (!parse_bool(value, &off)) {
