@@ -25,6 +25,7 @@ static const char kRunHelp[] =
 
 int cmd_run(const std::vector<std::string>& args) {
   std::string config;
+  bool given_config = false;
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -39,14 +40,18 @@ int cmd_run(const std::vector<std::string>& args) {
     if (a == "--config") {
       if (i + 1 >= args.size()) return usage_error("run", "--config needs a FILE");
       config = args[++i];
+      given_config = true;
     } else if (a.rfind("--config=", 0) == 0) {
       config = a.substr(9);
+      given_config = true;
     } else if (a.size() > 1 && a[0] == '-') {
       return usage_error("run", "unknown option '" + a + "'");
     } else {
       break;
     }
   }
+  if (given_config && config.empty())  // not "no --config": the user meant a file
+    return usage_error("run", "--config needs a FILE, got an empty one");
   if (i >= args.size()) return usage_error("run", "no command given");
 
   if (!config.empty()) {

@@ -44,6 +44,9 @@ expect_status 2 "no command" "$nfsshim" run
 expect_status 2 "no command" "$nfsshim" run --
 expect_status 2 "unknown option" "$nfsshim" run --frob -- true
 expect_status 2 "cannot read config file" "$nfsshim" run --config "$tmp/missing.conf" -- true
+# An empty FILE was taken as no --config at all: the command ran without NFSSHIM_CONFIG.
+expect_status 2 "--config needs a FILE, got an empty one" "$nfsshim" run --config= -- true
+expect_status 2 "--config needs a FILE, got an empty one" "$nfsshim" run --config "" -- true
 expect_status 2 "not an ELF file" env NFSSHIM_PRELOAD_LIB=/etc/hostname "$nfsshim" run -- true
 expect_status 2 "cannot open" env NFSSHIM_PRELOAD_LIB="$tmp/none.so" "$nfsshim" run -- true
 expect_status 2 "NFSSHIM_PRELOAD_LIB" env NFSSHIM_PRELOAD_LIB=none.so "$nfsshim" run -- true
