@@ -108,7 +108,12 @@ static std::string watch_root(const Doctor* d, bool* configured) {
   for (const auto& w : d->cfg.watch) {
     char buf[PATH_MAX];
     std::string r = ::realpath(w.c_str(), buf) ? buf : w;
-    if (path_within(d->real, r) && r.size() > best.size()) best = r;  // the deepest
+    // The deepest that holds PATH on its own filesystem: a mount below a watch dir is not
+    // part of it (the preload matches watch dirs by device too).
+    struct stat st;
+    if (path_within(d->real, r) && r.size() > best.size() && ::stat(r.c_str(), &st) == 0 &&
+        st.st_dev == d->dev)
+      best = r;
   }
   if (!best.empty()) {
     *configured = true;

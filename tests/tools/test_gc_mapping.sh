@@ -77,3 +77,25 @@ NFSSHIM_CONFIG=$tmp/c6.conf "$nfsshim" doctor "$d6/sub" >"$tmp/doctor" 2>&1; rc=
 [[ $rc == 1 ]] || fail "doctor with an unused mapping exited $rc: $(cat "$tmp/doctor")"
 grep -qF "graveyard mapping '$d6/sub=$d6/sub/.g' is not used" "$tmp/doctor" || fail "doctor: $(cat "$tmp/doctor")"
 pass "doctor names a mapping whose MOUNT is neither a watch dir nor a mount point"
+
+# A filesystem mounted below a watch dir is not part of it: the preload matches watch
+# dirs by device, and doctor must too (it said "watched" with the watch dir's graveyard,
+# on another filesystem). Needs root for the tmpfs.
+d7=$tmp/d7
+mkdir -p "$d7/m"
+if [[ $(id -u) == 0 ]] && mount -t tmpfs nfsshim-test "$d7/m" 2>/dev/null; then
+  # The holders first (h7 keeps the tmpfs busy), then the tmpfs, then the rest.
+  trap 'for p in "${holder_pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; umount "$d7/m"; cleanup' EXIT
+  printf 'watch = %s\n' "$d7" >"$tmp/c7.conf"
+  export NFSSHIM_CONFIG=$tmp/c7.conf
+  holder_start h7
+  [[ $(holder_do h7 "hold $d7/m/f") == "held $d7/m/f" ]] || fail "h7: hold"
+  [[ -z $(find "$d7" -name "*~${h7_pid}~*") ]] || fail "h7: buried: $(find "$d7" -name "*~${h7_pid}~*")"
+  "$nfsshim" doctor "$d7/m" >"$tmp/doctor" 2>&1; rc=$?
+  grep -qE '^  watched: +false$' "$tmp/doctor" || fail "doctor on a mount below a watch dir: $(cat "$tmp/doctor")"
+  [[ $rc == 0 ]] || fail "doctor on a mount below a watch dir exited $rc: $(cat "$tmp/doctor")"
+  unset NFSSHIM_CONFIG
+  pass "a filesystem mounted below a watch dir: not watched, for the preload and doctor"
+else
+  echo "skip: a tmpfs below a watch dir (needs root and mount)"
+fi
