@@ -25,7 +25,7 @@ agree() {
   holder_start "$n"
   [[ $(holder_do "$n" "hold $root/$file") == "held $root/$file" ]] || fail "$n: hold"
   eval "pid=\$${n}_pid"
-  entry=$(ls -A "$dir/u$uid" 2>/dev/null | grep "~$pid~")
+  entry=$(cd "$dir/u$uid" 2>/dev/null && find . -maxdepth 1 -name "*~$pid~*" -printf '%f\n')
   [[ -n $entry ]] || fail "$n: no entry in $dir: $(find "$tmp" -name "*~$pid~*")"
   [[ $(cd "$root" && find . -name "*~$pid~*" | wc -l) == 1 ]] || fail "$n: entries: $(find "$root" -name "*~$pid~*")"
   kill -9 "$pid"
@@ -90,6 +90,7 @@ if [[ $(id -u) == 0 ]] && mount -t tmpfs nfsshim-test "$d7/m" 2>/dev/null; then
   export NFSSHIM_CONFIG=$tmp/c7.conf
   holder_start h7
   [[ $(holder_do h7 "hold $d7/m/f") == "held $d7/m/f" ]] || fail "h7: hold"
+  # shellcheck disable=SC2154  # h7_pid: set by holder_start
   [[ -z $(find "$d7" -name "*~${h7_pid}~*") ]] || fail "h7: buried: $(find "$d7" -name "*~${h7_pid}~*")"
   "$nfsshim" doctor "$d7/m" >"$tmp/doctor" 2>&1; rc=$?
   grep -qE '^  watched: +false$' "$tmp/doctor" || fail "doctor on a mount below a watch dir: $(cat "$tmp/doctor")"
