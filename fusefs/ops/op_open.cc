@@ -1,5 +1,6 @@
 // create, open, flush, fsync, release: the open count that decides delete-on-last-close.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -92,6 +93,18 @@ static void open_went_cached(Inode& inode) {
   SHIM_LOG_ERROR("passthrough: an open reply went out without its backing id");
 }
 
+// With atomic O_TRUNC the kernel leaves to us what a truncate by a caller without
+// CAP_FSETID does (uid 0 stands for it here): set-user-ID goes, and set-group-ID of a
+// group-executable file. Our open ran as root, which keeps them.
+static void kill_suid_after_truncate(fuse_req_t req, int fd) {
+  if (fuse_req_ctx(req)->uid == 0) return;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return;
+  mode_t kill = (st.st_mode & S_ISUID) | ((st.st_mode & S_IXGRP) ? (st.st_mode & S_ISGID) : 0);
+  if (kill != 0 && ::fchmod(fd, st.st_mode & 07777 & ~kill) != 0 && log::first_time("otrunc-suid"))
+    SHIM_LOG_WARN("open with O_TRUNC: cannot clear the set-user/group-ID bits: {}", std::strerror(errno));
+}
+
 void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode,
             fuse_file_info* fi) {
   Fs& fs = fs_of(req);
@@ -154,6 +167,7 @@ void open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     release_ref(fs, *inode);
     return (void)fuse_reply_err(req, -fd);
   }
+  if (fi->flags & O_TRUNC) kill_suid_after_truncate(req, fd);
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);
   const int id = begin_open(fs, *inode, fd, fi);

@@ -1,4 +1,4 @@
-// rename (with RENAME_NOREPLACE / RENAME_EXCHANGE). A replaced target that is still open is
+// rename (with RENAME_NOREPLACE, RENAME_EXCHANGE or RENAME_WHITEOUT). A replaced target that is still open is
 // buried first where SOURCE is not a local filesystem, so its holders keep their data and no
 // silly rename happens.
 #include <fcntl.h>
@@ -14,6 +14,9 @@
 #endif
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
+#endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2)
 #endif
 
 namespace nfsshim::fuse::ops {
@@ -41,7 +44,8 @@ static std::shared_ptr<Inode> replaced_inode(Fs& fs, int olddir, const char* old
 void rename(fuse_req_t req, fuse_ino_t parent_ino, const char* name, fuse_ino_t newparent_ino,
             const char* newname, unsigned int flags) {
   Fs& fs = fs_of(req);
-  if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE | RENAME_EXCHANGE))
+  // WHITEOUT replaces its target like a plain rename (the kernel checked CAP_MKNOD).
+  if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
     return (void)fuse_reply_err(req, EINVAL);
   auto parent = fs.inodes->get(parent_ino);
   auto newparent = fs.inodes->get(newparent_ino);

@@ -7,8 +7,10 @@
 // Linux 6.2 a FUSE mount without FUSE_POSIX_ACL gets system.posix_acl_* as plain xattrs with
 // no owner check; system.nfs4_acl on NFS on any kernel. Done as root, any local user could
 // give themselves access to root's files; as the caller, the backing filesystem judges them.
+// listxattr runs as root, so it leaves out trusted.* names for callers other than root.
 #include <sys/xattr.h>
 
+#include <cstring>
 #include <vector>
 
 #include "as_caller.h"
@@ -54,11 +56,41 @@ void getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   reply_sized(req, size, [&](char* b, size_t n) { return ::getxattr(path.c_str(), name, b, n); });
 }
 
+// The names of PATH's xattrs without trusted.*, in *OUT; the kernel lists those only to a
+// caller with CAP_SYS_ADMIN (we list as root, whoever asks). Negative errno on failure.
+static int names_without_trusted(const char* path, std::vector<char>* out) {
+  std::vector<char> all;
+  for (int tries = 0; tries < 8; ++tries) {  // the list may grow between size and read
+    ssize_t n = ::listxattr(path, nullptr, 0);
+    if (n < 0) return -errno;
+    all.resize(static_cast<size_t>(n));
+    n = n == 0 ? 0 : ::listxattr(path, all.data(), all.size());
+    if (n < 0 && errno == ERANGE) continue;
+    if (n < 0) return -errno;
+    all.resize(static_cast<size_t>(n));
+    out->clear();
+    for (size_t i = 0; i < all.size();) {
+      size_t len = ::strnlen(&all[i], all.size() - i) + 1;
+      if (std::strncmp(&all[i], "trusted.", 8) != 0) out->insert(out->end(), &all[i], &all[i] + len);
+      i += len;
+    }
+    return 0;
+  }
+  return -ERANGE;
+}
+
 void listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   auto inode = xattr_inode(req, ino);
   if (!inode) return;
   const ProcPath path(inode->fd.get());
-  reply_sized(req, size, [&](char* b, size_t n) { return ::listxattr(path.c_str(), b, n); });
+  // Root (uid 0 stands for CAP_SYS_ADMIN here) sees what listxattr gives it.
+  if (fuse_req_ctx(req)->uid == 0)
+    return reply_sized(req, size, [&](char* b, size_t n) { return ::listxattr(path.c_str(), b, n); });
+  std::vector<char> names;
+  if (int rv = names_without_trusted(path.c_str(), &names); rv < 0) return (void)fuse_reply_err(req, -rv);
+  if (size == 0) return (void)fuse_reply_xattr(req, names.size());
+  if (names.size() > size) return (void)fuse_reply_err(req, ERANGE);
+  fuse_reply_buf(req, names.data(), names.size());
 }
 
 void setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,

@@ -240,6 +240,27 @@ void run_all() {
     return std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid);
   }));
 
+  // O_APPEND cleared by fcntl(F_SETFL): writes go where asked again.
+  make_file("ap", "0123456789");
+  {
+    int fd = ::open(P("ap").c_str(), O_WRONLY | O_APPEND);
+    check("append_cleared_by_fcntl",
+          join({rc(::fcntl(fd, F_SETFL, 0)), rc(::pwrite(fd, "X", 1, 0)), read_all(P("ap"))}));
+    ::close(fd);
+  }
+
+  // A truncating open by the owner (no CAP_FSETID) clears set-user-ID, and set-group-ID of a
+  // group-executable file, as truncate(2) does.
+  make_file("sid", "x");
+  (void)!::chown(P("sid").c_str(), 65534, 65534);
+  ::chmod(P("sid").c_str(), 06775);
+  check("nobody_otrunc_clears_setuid", as_nobody([] {
+    int fd = ::open(P("sid").c_str(), O_WRONLY | O_TRUNC);
+    if (fd < 0) return errname(errno);
+    ::close(fd);
+    return mode_of(P("sid"));
+  }));
+
   // --- mkdir / rmdir
   nlink_t before = st_of(g_dir).st_nlink;
   check("mkdir", join({rc(::mkdir(P("m").c_str(), 0750)), mode_of(P("m"))}));
@@ -297,6 +318,15 @@ void run_all() {
   check("rename_replace", join({rc(::rename(P("r1").c_str(), P("r2").c_str())), read_all(P("r2")), rc(::access(P("r1").c_str(), F_OK))}));
   check("rename_keeps_ino", st_of(P("r2")).st_ino == ino1 ? "same" : "different");
   check("rename_missing", rc(::rename(P("nope").c_str(), P("r3").c_str())));
+  {
+    // RENAME_WHITEOUT (root: CAP_MKNOD) leaves a 0:0 character device at the old name.
+    make_file("w1", "w");
+    make_file("w2", "old");
+    long r = ::syscall(SYS_renameat2, AT_FDCWD, P("w1").c_str(), AT_FDCWD, P("w2").c_str(), 1u << 2);
+    struct stat st {};
+    check("rename_whiteout", join({rc(r), r == 0 && ::lstat(P("w1").c_str(), &st) == 0 && S_ISCHR(st.st_mode) ? "whiteout" : "none",
+                                   read_all(P("w2"))}));
+  }
   check("rename_file_over_dir", rc(::rename(P("r2").c_str(), P("d").c_str())));
   check("rename_dir_over_file", rc(::rename(P("d").c_str(), P("r2").c_str())));
   ::mkdir(P("e1").c_str(), 0755);
@@ -424,6 +454,22 @@ void run_all() {
   check("getxattr_small_buffer", rc(::getxattr(P("f").c_str(), "user.k", buf, 1)));
   check("removexattr", join({rc(::removexattr(P("f").c_str(), "user.k")), rc(::removexattr(P("f").c_str(), "user.k"))}));
   check("setxattr_dir", rc(::setxattr(P("d_moved").c_str(), "user.d", "1", 1, 0)));
+  // trusted.* names are listed only to a caller with CAP_SYS_ADMIN (the overlay lists as root).
+  make_file("tx", "t");
+  ::chmod(P("tx").c_str(), 0644);
+  (void)::setxattr(P("tx").c_str(), "trusted.nfsshim_t", "1", 1, 0);
+  (void)::setxattr(P("tx").c_str(), "user.pub", "1", 1, 0);
+  check("nobody_listxattr_trusted", as_nobody([] {
+    char names[1024];
+    ssize_t size = ::listxattr(P("tx").c_str(), nullptr, 0);
+    ssize_t len = ::listxattr(P("tx").c_str(), names, sizeof names);
+    if (size < 0 || len < 0) return errname(errno);
+    std::string seen;
+    for (ssize_t i = 0; i < len; i += static_cast<ssize_t>(std::strlen(names + i)) + 1)
+      if (std::strncmp(names + i, "trusted.", 8) == 0 || std::strncmp(names + i, "user.", 5) == 0)
+        seen += std::string(names + i) + ";";
+    return seen + (size == len ? "size_ok" : "size_differs");
+  }));
 
   // --- locks (kept by the kernel through the mount: same answers on one host)
   make_file("lock", "l");
