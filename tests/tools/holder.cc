@@ -1,9 +1,11 @@
 // holder: a test program driven line by line on stdin, run under the preload.
 //   hold PATH   create/open PATH, then unlink it while open -> "held PATH"
 //   close       close every descriptor it holds            -> "closed"
+//   nodump      prctl(PR_SET_DUMPABLE, 0)                  -> "nodump"
 //   quit        exit normally
 // It prints "ready PID" first. Every reply is flushed, so a test can step it.
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -31,6 +33,11 @@ int main() {
       for (int fd : fds) close(fd);
       fds.clear();
       std::printf("closed\n");
+    } else if (line == "nodump") {
+      // Like a setcap'd program: /proc/PID then belongs to root, and hidepid=2 hides it
+      // even from processes of the same user.
+      if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) std::printf("error nodump: %s\n", std::strerror(errno));
+      else std::printf("nodump\n");
     } else if (line == "quit") {
       return 0;
     } else {

@@ -40,7 +40,8 @@ Identity self_identity();
 uint64_t process_start_time(pid_t pid, const char* proc = "/proc");
 
 // True if PID is alive and started at START. A process whose stat exists but cannot be
-// read or understood counts as alive: a reap never removes files on a doubt.
+// read or understood counts as alive: a reap never removes files on a doubt. So does one
+// that PROC hides (hidepid) but kill(PID, 0) finds, when PROC is our pid namespace's proc.
 bool process_alive(pid_t pid, uint64_t start, const char* proc = "/proc");
 
 // Hostname made safe for entry names: '~', '/', control and non-ASCII bytes become '_'.

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
@@ -68,6 +69,10 @@ inline ssize_t read(int fd, void* buf, size_t n) { return ret(::syscall(SYS_read
 inline ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t n) {
   return ret(::syscall(SYS_readlinkat, dirfd, path, buf, n));
 }
+inline int statfs(const char* path, struct statfs* sf) {
+  return static_cast<int>(ret(::syscall(SYS_statfs, path, sf)));
+}
+inline int kill(pid_t pid, int sig) { return static_cast<int>(ret(::syscall(SYS_kill, pid, sig))); }
 inline long getdents64(int fd, void* buf, size_t n) { return ret(::syscall(SYS_getdents64, fd, buf, n)); }
 
 // Calls FN(name) for every entry of the directory open on FD, except "." and "..",

@@ -1,5 +1,7 @@
 #include "nfsshim/identity.h"
 
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -63,6 +65,20 @@ std::string pid_namespace() {
   return hex;
 }
 
+// True if PROC is a proc filesystem in which our own pid is our pid: there a pid names
+// the process that kill(pid) reaches. Not a tree of files (tests), nor a proc of
+// another pid namespace.
+bool proc_of_our_pids(const char* proc) {
+  struct statfs sf;
+  if (sys::statfs(proc, &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC) return false;
+  char path[256];
+  int w = std::snprintf(path, sizeof path, "%s/self", proc);
+  if (w < 0 || static_cast<size_t>(w) >= sizeof path) return false;
+  char link[32] = {};
+  ssize_t n = sys::readlinkat(AT_FDCWD, path, link, sizeof link - 1);
+  return n > 0 && std::strtol(link, nullptr, 10) == static_cast<long>(::syscall(SYS_getpid));
+}
+
 }  // namespace
 
 uint64_t process_start_time(pid_t pid, const char* proc) {
@@ -74,7 +90,15 @@ bool process_alive(pid_t pid, uint64_t start, const char* proc) {
   if (pid <= 0) return false;
   uint64_t s = 0;
   int rv = read_start_time(pid, proc, &s);
-  if (rv == -ENOENT || rv == -ESRCH) return false;
+  if (rv == -ENOENT || rv == -ESRCH) {
+    // A proc mounted hidepid=2 or invisible hides a process we may not inspect (another
+    // user's, or a non-dumpable one of ours) exactly as if it were gone. kill(pid, 0)
+    // still finds it: 0 or EPERM, a process with that pid exists (its start time is
+    // unknown to us, so it counts as the owner).
+    if (!proc_of_our_pids(proc)) return false;
+    int k = sys::kill(pid, 0);
+    return k == 0 || k == -EPERM;
+  }
   // Any other failure (EMFILE, EACCES, an odd stat line) says nothing about the owner: a
   // reap must never remove a live process's files on a doubt, so it counts as alive.
   if (rv < 0) return true;
