@@ -121,6 +121,36 @@ TEST(Identity, SelfIsAlive) {
   EXPECT_FALSE(process_alive(me.pid, me.start + 1));  // same pid, other start: recycled
 }
 
+// /proc/PID/stat shows a start time shifted by the reader's time-namespace boottime
+// offset (the kernel's timens_add_boottime_ns): entries must carry raw boot time.
+TEST(Identity, StartTimesAreRawBootTime) {
+  constexpr uint64_t kTick = 10000000;  // 10 ms: USER_HZ 100
+  // What the kernel shows a reader with OFFSET_NS for a process started at RAW_NS.
+  auto shown = [](uint64_t raw_ns, int64_t offset_ns) {
+    return (raw_ns + static_cast<uint64_t>(offset_ns)) / kTick;
+  };
+  const uint64_t raw = 6460022 * kTick + 3000000;  // started 64600.223 s after boot
+  EXPECT_EQ(unshift_boottime(shown(raw, 0), 0, kTick), 6460022u);
+  EXPECT_EQ(unshift_boottime(UINT64_MAX, 0, kTick), UINT64_MAX);  // no offset: unchanged
+  EXPECT_EQ(unshift_boottime(shown(raw, 100000 * 1000000000ll), 100000 * 1000000000ll, kTick), 6460022u);
+  EXPECT_EQ(unshift_boottime(shown(raw, -60000 * 1000000000ll), -60000 * 1000000000ll, kTick), 6460022u);
+  // A negative offset larger than the process's start: the kernel's sum wraps.
+  EXPECT_EQ(unshift_boottime(shown(raw, -90000 * 1000000000ll), -90000 * 1000000000ll, kTick), 6460022u);
+  // An offset that is not a whole number of ticks: at most one tick early, never garbage.
+  uint64_t odd = unshift_boottime(shown(raw, 5000000), 5000000, kTick);
+  EXPECT_TRUE(odd == 6460021u || odd == 6460022u) << odd;
+  EXPECT_EQ(unshift_boottime(shown(1000, 5000000), 5000000, kTick), 0u);  // not just below 0
+  // Ours, read through /proc, is what the host's time namespace shows (offset 0 here).
+  std::ifstream f("/proc/self/timens_offsets");
+  std::string line;
+  bool zero = true;
+  while (std::getline(f, line))
+    if (line.rfind("boottime", 0) == 0) zero = line.find_first_of("123456789") == std::string::npos;
+  if (zero) {
+    EXPECT_EQ(process_start_time(getpid()), self_identity().start);
+  }
+}
+
 // A reap judges owners by PROC/PID/stat: only a missing process is dead. One whose stat
 // cannot be understood (or a PROC path too long to build) is kept alive.
 TEST(Identity, OnlyAMissingProcessIsDead) {

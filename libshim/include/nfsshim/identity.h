@@ -19,7 +19,9 @@ struct Identity {
   // before 2026-12-04 carry none: judged as before, as if in ours).
   std::string pidns;
   pid_t pid = 0;
-  uint64_t start = 0;  // process start time, clock ticks since boot
+  // Process start time, clock ticks since boot: raw boot time, as in the host's time
+  // namespace (/proc shows it shifted by the reader's time namespace; see below).
+  uint64_t start = 0;
 
   bool same_boot(const Identity& o) const { return host == o.host && boot == o.boot; }
   // Pids of O are ours to look up (same boot; the same pid namespace, or one unknown).
@@ -35,14 +37,19 @@ struct Identity {
 // (after fork).
 Identity self_identity();
 
-// Start time of PID, or 0 if there is no such process. `proc` is the /proc root
-// (tests point it elsewhere).
+// Start time of PID (raw boot time), or 0 if there is no such process. `proc` is the
+// /proc root (tests point it elsewhere).
 uint64_t process_start_time(pid_t pid, const char* proc = "/proc");
 
 // True if PID is alive and started at START. A process whose stat exists but cannot be
 // read or understood counts as alive: a reap never removes files on a doubt. So does one
 // that PROC hides (hidepid) but kill(PID, 0) finds, when PROC is our pid namespace's proc.
 bool process_alive(pid_t pid, uint64_t start, const char* proc = "/proc");
+
+// A start time as /proc/PID/stat shows it to a reader whose time namespace has boottime
+// offset OFFSET_NS, back in raw boot time (ticks of TICK_NS nanoseconds). Exact when the
+// offset is a whole number of ticks (unshare takes seconds); else it may be one tick early.
+uint64_t unshift_boottime(uint64_t ticks, int64_t offset_ns, uint64_t tick_ns);
 
 // Hostname made safe for entry names: '~', '/', control and non-ASCII bytes become '_'.
 std::string sanitize_host(const std::string& host);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,7 +26,61 @@ std::string sanitize_host(const std::string& host) {
   return out;
 }
 
+uint64_t unshift_boottime(uint64_t ticks, int64_t offset_ns, uint64_t tick_ns) {
+  if (offset_ns == 0 || tick_ns == 0) return ticks;
+  // The kernel shows floor(((raw + offset) mod 2^64) / tick); undo it in nanoseconds,
+  // modulo 2^64 as well, so that a negative offset (which can wrap) comes back too.
+  uint64_t raw_ns = ticks * tick_ns - static_cast<uint64_t>(offset_ns);
+  // Only an offset that is not a whole number of ticks, with a process started in the
+  // first tick of boot, lands just below 0 here.
+  if (raw_ns > static_cast<uint64_t>(INT64_MAX)) return 0;
+  return raw_ns / tick_ns;
+}
+
 namespace {
+
+// Nanoseconds per clock tick of /proc/PID/stat (USER_HZ).
+uint64_t tick_ns() {
+  static const uint64_t ns = [] {
+    long hz = ::sysconf(_SC_CLK_TCK);
+    return static_cast<uint64_t>(1000000000 / (hz > 0 ? hz : 100));
+  }();
+  return ns;
+}
+
+// Our time namespace's boottime offset in nanoseconds: /proc/self/timens_offsets, line
+// "boottime <sec> <nsec>" (Linux 5.6; without the file, as on RHEL 8's 4.18: 0). 0 or
+// -errno: a file that is there but cannot be read now (EMFILE at the descriptor limit)
+// leaves every start time unknown rather than wrong. Read once per process: only a new
+// process (fork) or a new image (exec) can be in another time namespace than before.
+int boottime_offset_ns(int64_t* out) {
+  static std::atomic<int64_t> offset{0};
+  static std::atomic<pid_t> read_by{0};
+  const pid_t me = static_cast<pid_t>(::syscall(SYS_getpid));
+  if (read_by.load(std::memory_order_acquire) == me) {
+    *out = offset.load(std::memory_order_relaxed);
+    return 0;
+  }
+  int64_t ns = 0;
+  char buf[256];
+  ssize_t n = sys::read_file(AT_FDCWD, "/proc/self/timens_offsets", buf, sizeof buf - 1);
+  if (n < 0 && n != -ENOENT) return static_cast<int>(n);
+  if (n > 0) {
+    buf[n] = '\0';
+    long long sec = 0, nsec = 0;
+    for (const char* line = buf; line; line = std::strchr(line, '\n')) {
+      if (*line == '\n') ++line;
+      if (std::sscanf(line, "boottime %lld %lld", &sec, &nsec) == 2) {
+        ns = static_cast<int64_t>(sec) * 1000000000 + nsec;
+        break;
+      }
+    }
+  }
+  offset.store(ns, std::memory_order_relaxed);
+  read_by.store(me, std::memory_order_release);
+  *out = ns;
+  return 0;
+}
 
 // The start time of PID (clock ticks after boot) in *OUT; -ENOENT if there is no such
 // process, another -errno if its stat could not be read or understood.
@@ -46,7 +101,12 @@ int read_start_time(pid_t pid, const char* proc, uint64_t* out) {
   for (; *p && field < 22; ++p)
     if (*p == ' ') ++field;
   if (field != 22) return -EBADMSG;
-  *out = std::strtoull(p, nullptr, 10);
+  // Shown to us shifted by our own time namespace's boottime offset: take it off, so that
+  // start times are compared as raw boot time whoever reads them.
+  int64_t offset = 0;
+  int rv = boottime_offset_ns(&offset);
+  if (rv < 0) return rv == -ESRCH ? -EIO : rv;  // about us, not PID: never "no such process"
+  *out = unshift_boottime(std::strtoull(p, nullptr, 10), offset, tick_ns());
   return 0;
 }
 
