@@ -107,6 +107,32 @@ TEST(EntryName, RejectsGarbage) {
     EXPECT_FALSE(EntryName::parse(bad)) << bad;
 }
 
+// The boot id is its first 8 hex digits; one that cannot be read (or is not one) is
+// "0", which no identity counts as the same boot (ClassifyEntry.AnUnknownBootIsNeverOurs).
+TEST(Identity, ReadsTheBootId) {
+  TempDir d;
+  auto boot_id = [&](const char* text) {
+    std::ofstream(d.path() + "/boot_id") << text;
+    return read_boot_id((d.path() + "/boot_id").c_str());
+  };
+  EXPECT_EQ(boot_id("404c0a1e-6f0d-4c8e-9d3a-2b1f5e7c9a10\n"), "404c0a1e");
+  EXPECT_EQ(boot_id("00000000-0000-4000-8000-000000000001\n"), "00000000");
+  EXPECT_EQ(boot_id(""), kUnknownBoot);
+  EXPECT_EQ(boot_id("404c0a\n"), kUnknownBoot);  // too short
+  EXPECT_EQ(boot_id("4x4c0a1e-6f0d\n"), kUnknownBoot);
+  EXPECT_EQ(read_boot_id((d.path() + "/missing").c_str()), kUnknownBoot);
+  EXPECT_EQ(self_identity().boot, read_boot_id("/proc/sys/kernel/random/boot_id"));
+  EXPECT_NE(self_identity().boot, kUnknownBoot);
+  Identity a, b;
+  a.host = b.host = "h";
+  a.boot = b.boot = kUnknownBoot;
+  EXPECT_FALSE(a.same_boot(b));
+  a.boot = b.boot = "";
+  EXPECT_FALSE(a.same_boot(b));
+  a.boot = b.boot = "404c0a1e";
+  EXPECT_TRUE(a.same_boot(b));
+}
+
 TEST(Identity, SanitizesHostnames) {
   EXPECT_EQ(sanitize_host("a~b/c d\x01\xff"), "a_b_c_d__");
   EXPECT_EQ(sanitize_host(""), "unknown");

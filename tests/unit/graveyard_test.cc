@@ -223,6 +223,34 @@ TEST(ClassifyEntry, DecidesByOwner) {
   EXPECT_EQ(classify_entry("random", self, 1e6, 100).action, ReapAction::keep);
 }
 
+// A boot id that could not be read says nothing: two hosts with the same name and no
+// boot id are not one boot, and neither may judge the other's pids by its own /proc.
+// Entries named without one are judged like another host's.
+TEST(ClassifyEntry, AnUnknownBootIsNeverOurs) {
+  Identity self = self_identity();
+  self.boot = "0";  // what an unreadable boot id was written as
+  Identity other = self;
+  other.start = self.start + 12345;  // our pid, another start time: gone, were it ours
+  EntryName e;
+  e.kind = 'b';
+  e.owner = other;
+  e.seq = 1;
+  EXPECT_FALSE(other.same_boot(self));
+  auto d = classify_entry(e.format(), self, 99, 100);
+  EXPECT_EQ(d.action, ReapAction::keep) << d.reason;
+  EXPECT_EQ(d.reason, "owner on another host or boot, younger than the foreign age");
+  EXPECT_EQ(classify_entry(e.format(), self, 100, 100).action, ReapAction::remove);
+  // Nor is our own entry ours to adopt then: it is kept like a foreign one.
+  e.owner = self;
+  EXPECT_EQ(classify_entry(e.format(), self, 99, 100).action, ReapAction::keep);
+  // A reaper that knows its boot id does not take such an entry for its own boot either.
+  Identity known = self_identity();
+  e.owner = known;
+  e.owner.boot = "0";
+  e.owner.start = known.start + 12345;
+  EXPECT_EQ(classify_entry(e.format(), known, 99, 100).action, ReapAction::keep);
+}
+
 TEST_F(GraveyardTest, ReapRemovesOnlyDeadOwnersEntries) {
   auto g = open_grave();
   // A child buries a file and is killed: its entry is an orphan.

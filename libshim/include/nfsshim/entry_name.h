@@ -9,6 +9,8 @@
 // after the foreign age). HOST contains no '~'; all other fields are numbers (BOOT and
 // PIDNS hex). PIDNS (the pid namespace's inode) is in names made since 2026-12-04; a name
 // without it is judged as if its owner shared the reaper's pid namespace, as before.
+// BOOT "0" (kUnknownBoot) is an owner whose boot id could not be read: judged like
+// another host's, whoever reaps.
 #pragma once
 
 #include <cstdint>

@@ -12,9 +12,13 @@
 
 namespace nfsshim {
 
+// The boot of an identity whose boot id could not be read (and of entries named so).
+inline constexpr const char kUnknownBoot[] = "0";
+
 struct Identity {
   std::string host;   // hostname, with characters unsafe in an entry name replaced
-  std::string boot;   // first 8 hex digits of /proc/sys/kernel/random/boot_id
+  // First 8 hex digits of /proc/sys/kernel/random/boot_id, or kUnknownBoot.
+  std::string boot;
   // The pid namespace's inode (/proc/self/ns/pid), hex; empty if unknown (entries named
   // before 2026-12-04 carry none: judged as before, as if in ours).
   std::string pidns;
@@ -23,7 +27,10 @@ struct Identity {
   // namespace (/proc shows it shifted by the reader's time namespace; see below).
   uint64_t start = 0;
 
-  bool same_boot(const Identity& o) const { return host == o.host && boot == o.boot; }
+  // An unknown boot is nobody's: two hosts of one name without boot ids are not one boot.
+  bool same_boot(const Identity& o) const {
+    return host == o.host && boot == o.boot && !boot.empty() && boot != kUnknownBoot;
+  }
   // Pids of O are ours to look up (same boot; the same pid namespace, or one unknown).
   bool same_pids(const Identity& o) const {
     return same_boot(o) && (pidns.empty() || o.pidns.empty() || pidns == o.pidns);
@@ -50,6 +57,10 @@ bool process_alive(pid_t pid, uint64_t start, const char* proc = "/proc");
 // offset OFFSET_NS, back in raw boot time (ticks of TICK_NS nanoseconds). Exact when the
 // offset is a whole number of ticks (unshare takes seconds); else it may be one tick early.
 uint64_t unshift_boottime(uint64_t ticks, int64_t offset_ns, uint64_t tick_ns);
+
+// The first 8 hex digits of the boot id in PATH, or kUnknownBoot if it cannot be read
+// or does not start with 8 hex digits.
+std::string read_boot_id(const char* path = "/proc/sys/kernel/random/boot_id");
 
 // Hostname made safe for entry names: '~', '/', control and non-ASCII bytes become '_'.
 std::string sanitize_host(const std::string& host);

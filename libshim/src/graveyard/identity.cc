@@ -26,6 +26,15 @@ std::string sanitize_host(const std::string& host) {
   return out;
 }
 
+std::string read_boot_id(const char* path) {
+  char boot[64] = {};
+  ssize_t n = sys::read_file(AT_FDCWD, path, boot, sizeof boot - 1);
+  if (n < 8) return kUnknownBoot;
+  for (int i = 0; i < 8; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(boot[i]))) return kUnknownBoot;
+  return std::string(boot, 8);
+}
+
 uint64_t unshift_boottime(uint64_t ticks, int64_t offset_ns, uint64_t tick_ns) {
   if (offset_ns == 0 || tick_ns == 0) return ticks;
   // The kernel shows floor(((raw + offset) mod 2^64) / tick); undo it in nanoseconds,
@@ -176,11 +185,7 @@ Identity self_identity() {
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
     id.host = sanitize_host(host);
-    char boot[64] = {};
-    ssize_t n = sys::read_file(AT_FDCWD, "/proc/sys/kernel/random/boot_id", boot, sizeof boot - 1);
-    for (ssize_t i = 0; i < n && id.boot.size() < 8; ++i)
-      if (std::isxdigit(static_cast<unsigned char>(boot[i]))) id.boot.push_back(boot[i]);
-    if (id.boot.empty()) id.boot = "0";
+    id.boot = read_boot_id();
     return p;
   }();
   Identity id = *machine;
