@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "nfsshim/entry_name.h"
 #include "nfsshim/identity.h"
 #include "nfsshim/log.h"
 #include "nfsshim/metrics.h"
@@ -221,6 +222,14 @@ void Watcher::visit_locked(Site* s, bool create) {
   if (st.removed)
     SHIM_LOG_INFO("reaped {} graveyard entries of dead processes under '{}'", st.removed, s->root);
   for (const auto& d : plan) {
+    // Our names from before exec are taken (this image's counter starts at 0): number
+    // ours past them, adopted or not (an 's' entry, or one named without a boot id).
+    auto e = EntryName::parse(d.name);
+    if (e) {
+      EntryName mine = *e;
+      mine.owner = self;
+      if (mine.format() == d.name) s->grave->skip_seq_past(e->seq);
+    }
     if (d.action != ReapAction::adopt) continue;
     struct stat est;
     if (sys::fstatat(s->grave->fd(), d.name.c_str(), &est, AT_SYMLINK_NOFOLLOW) != 0) continue;

@@ -172,6 +172,24 @@ TEST_F(GraveyardTest, BuryNeverNamesAnEntryWithoutItsOwnersStartTime) {
                                    "named wrongly, 6: remove failed";
 }
 
+// After exec the preload skips its counter past its earlier image's names
+// (preload.exec_adopts_and_buries_on); it never goes back.
+TEST_F(GraveyardTest, SkipSeqPastNumbersLaterEntriesAfterIt) {
+  auto g = open_grave();
+  auto seq_of_next = [&](const char* file) -> uint64_t {
+    write_file(file, "x");
+    std::string entry;
+    EXPECT_EQ(g->bury(root_, file, 'b', &entry), 0);
+    auto e = EntryName::parse(entry);
+    return e ? e->seq : UINT64_MAX;
+  };
+  EXPECT_EQ(seq_of_next("a"), 0u);
+  g->skip_seq_past(7);
+  EXPECT_EQ(seq_of_next("b"), 8u);
+  g->skip_seq_past(3);
+  EXPECT_EQ(seq_of_next("c"), 9u);
+}
+
 TEST(ClassifyEntry, DecidesByOwner) {
   Identity self = self_identity();
   auto name = [&](const Identity& o, char kind = 'b') {

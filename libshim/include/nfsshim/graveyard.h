@@ -82,6 +82,9 @@ class Graveyard {
   // Moves DIRFD/PATH here under a fresh name of KIND ('b' or 's'). 0 or -errno;
   // on failure nothing was moved.
   int bury(int dirfd, const char* path, char kind, std::string* entry);
+  // Names of later burials go on past sequence number SEQ (a name up to it is taken:
+  // our own from before an exec, which kept our pid and start time).
+  void skip_seq_past(uint64_t seq);
   // Removes an entry (0, or -errno; -ENOENT if somebody else already did).
   int remove(const std::string& entry);
   // Moves an entry back to DIRFD/PATH without replacing anything there.

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -135,6 +136,13 @@ int Graveyard::bury(int dirfd, const char* path, char kind, std::string* entry) 
     return rv;
   }
   return -EEXIST;
+}
+
+void Graveyard::skip_seq_past(uint64_t seq) {
+  if (seq == UINT64_MAX) return;
+  uint64_t cur = seq_.load(std::memory_order_relaxed);
+  while (cur <= seq && !seq_.compare_exchange_weak(cur, seq + 1, std::memory_order_relaxed)) {
+  }
 }
 
 int Graveyard::remove(const std::string& entry) {
