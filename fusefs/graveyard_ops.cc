@@ -48,6 +48,23 @@ void release_ref(Fs& fs, Inode& inode) {
   remove_entry(fs, inode, entry);
 }
 
+// True if the bury moved a directory: one took NAME between the caller's stat and the
+// rename (another NFS client, a program on SOURCE). The plain unlink or rename would have
+// failed (EISDIR) and left it; in the graveyard no reaper could remove it and its tree
+// would be gone from every view. It goes back, or if its name was taken meanwhile, stays
+// as k~ (never reaped) with an error logged.
+static bool moved_a_directory(Fs& fs, const Inode& inode, const std::string& entry, int dirfd,
+                              const char* name) {
+  struct stat st;
+  const int dir = fs.graveyard->fd();
+  if (dir < 0 || sys::fstatat(dir, entry.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+    return false;
+  if (int rv = fs.graveyard->restore(entry, dirfd, name); rv < 0)
+    SHIM_LOG_ERROR("[ino {}] a directory took '{}' as it was buried and cannot go back ({}): it stays as {}",
+                   inode.key.ino, name, std::strerror(-rv), fs.graveyard->keep(entry));
+  return true;
+}
+
 int bury(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin) {
   if (!fs.graveyard || inode.type != S_IFREG) return 0;
   std::lock_guard<std::mutex> lock(inode.mu);
@@ -74,6 +91,7 @@ int bury(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin) {
   if (another_link && !unseen_holder) return 0;
   std::string entry;
   int rv = fs.graveyard->bury(dirfd, name, 'b', &entry);
+  if (rv == 0 && moved_a_directory(fs, inode, entry, dirfd, name)) return -EISDIR;
   if (rv == 0 && another_link) {
     remove_entry(fs, inode, entry);
     if (pin) ++inode.nopen;
