@@ -31,6 +31,23 @@ void fallback(const char* op, int err) {
     SHIM_LOG_WARN("{}: cannot use the graveyard ({}); using the plain call", op, std::strerror(err));
 }
 
+// GRAVE->bury, but a graveyard that is gone (an operator's rm -rf: its descriptor cannot
+// be opened again, or the rename into it says ENOENT while the source is still there) is
+// made again, once. Updates GRAVE. Without this every later delete would run plain, silently.
+int bury_into(Graveyard** grave, int dirfd, const char* path, dev_t dev, std::string* entry) {
+  int rv = (*grave)->bury(dirfd, path, 'b', entry);
+  struct stat st;
+  if (rv != -EBADF && !(rv == -ENOENT && sys::fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0))
+    return rv;
+  Graveyard* again = Watcher::get().graveyard_again(*grave, dirfd, path, dev);
+  if (!again) return rv == -ENOENT ? -ESTALE : rv;  // not "the source is gone": logged
+  *grave = again;
+  rv = again->bury(dirfd, path, 'b', entry);
+  // Still ENOENT with the source there: not the plain call's answer; fall back, logged.
+  if (rv == -ENOENT && sys::fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0) return -ESTALE;
+  return rv;
+}
+
 // Buries DIRFD/PATH (expected to be inode KEY). In mode=referenced only if this
 // process references it. Returns 0 if buried, kPass if the plain call should run.
 int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
@@ -53,7 +70,7 @@ int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
     return kPass;
   }
   std::string entry;
-  int rv = grave->bury(dirfd, path, 'b', &entry);
+  int rv = bury_into(&grave, dirfd, path, st.st_dev, &entry);
   if (rv < 0) {
     // ENOENT, EACCES, EPERM, EROFS...: the plain call will say the same (or succeed
     // where our rename could not, e.g. across a bind mount).
@@ -118,7 +135,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     return kPass;
   }
   std::string entry;
-  int rv = grave->bury(newdir, newpath, 'b', &entry);
+  int rv = bury_into(&grave, newdir, newpath, target.st_dev, &entry);
   if (rv < 0) {
     if (rv != -ENOENT) fallback("rename", -rv);
     return kPass;

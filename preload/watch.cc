@@ -246,6 +246,19 @@ Graveyard* Watcher::graveyard_for(int dirfd, const char* path, dev_t dev, bool c
   return s->grave.get();
 }
 
+Graveyard* Watcher::graveyard_again(Graveyard* lost, int dirfd, const char* path, dev_t dev) {
+  std::lock_guard<std::mutex> lock(mu_0);
+  Site* s = site_for_locked(dirfd, path, dev);
+  if (!s) return nullptr;
+  if (s->grave.get() == lost) {  // else another thread replaced it already
+    s->lost.push_back(std::move(s->grave));
+    if (log::first_time("graveyard lost:" + s->root))
+      SHIM_LOG_WARN("the graveyard for '{}' was removed or replaced while in use; making it again", s->root);
+    visit_locked(s, true);
+  }
+  return s->grave.get();
+}
+
 void Watcher::after_fork_child() {
   // atfork_prepare locked mu_0 in the forking thread, the child's only thread: unlock it
   // (not re-create it over a held lock, which TSan reports as a double lock).

@@ -33,6 +33,10 @@ class Watcher {
   // null and logs once per mount if it cannot be used; the caller then falls back to
   // the plain call.
   Graveyard* graveyard_for(int dirfd, const char* path, dev_t dev, bool create);
+  // LOST (from graveyard_for for DIRFD/PATH on DEV) cannot be reached any more: its
+  // directory was removed (an operator's rm -rf) or replaced. Opens, or makes, the
+  // graveyard again; null if that fails (logged once).
+  Graveyard* graveyard_again(Graveyard* lost, int dirfd, const char* path, dev_t dev);
 
   void lock() { mu_0.lock(); }
   void unlock() { mu_0.unlock(); }
@@ -44,6 +48,8 @@ class Watcher {
     std::string grave_parent, grave_name;
     dev_t dev = 0;
     std::unique_ptr<Graveyard> grave;
+    // Replaced by graveyard_again; kept: the registry's entries point to them.
+    std::vector<std::unique_ptr<Graveyard>> lost;
     bool configured = false;  // a `watch` directory rather than an NFS mount
     bool visited = false;     // reaped (or found absent) once in this process
   };

@@ -32,12 +32,16 @@ inline int fstat(int fd, struct stat* st) { return static_cast<int>(ret(::syscal
 // fstat on NFS writes the file's dirty pages back (to report mtime) and may send a GETATTR.
 // statx (Linux 4.11, glibc 2.28 headers) with AT_STATX_DONT_SYNC; fstat where statx fails
 // for any reason (absent, or refused by a seccomp filter: a reference must not be missed).
-inline int fd_inode(int fd, dev_t* dev, ino_t* ino) {
+// NLINK, if given, gets the link count (0 for a removed directory).
+inline int fd_inode(int fd, dev_t* dev, ino_t* ino, nlink_t* nlink = nullptr) {
 #if defined(SYS_statx) && defined(AT_STATX_DONT_SYNC) && defined(STATX_INO)
   struct statx sx;
-  if (ret(::syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx)) == 0) {
+  unsigned mask = STATX_INO | (nlink ? STATX_NLINK : 0u);
+  if (ret(::syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, mask, &sx)) == 0 &&
+      (!nlink || (sx.stx_mask & STATX_NLINK))) {
     *dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
     *ino = sx.stx_ino;
+    if (nlink) *nlink = sx.stx_nlink;
     return 0;
   }
 #endif
@@ -46,6 +50,7 @@ inline int fd_inode(int fd, dev_t* dev, ino_t* ino) {
   if (r == 0) {
     *dev = st.st_dev;
     *ino = st.st_ino;
+    if (nlink) *nlink = st.st_nlink;
   }
   return r;
 }

@@ -85,10 +85,14 @@ Graveyard::~Graveyard() {
 }
 
 // fd_inode asks the filesystem nothing (no NFS round trip): cheap enough for every use.
+// A removed directory (nlink 0: an operator's rm -rf) is ours no more: a rename into it
+// fails with ENOENT.
 bool Graveyard::is_this_dir(int fd) const {
   dev_t dev;
   ino_t ino;
-  return fd >= 0 && sys::fd_inode(fd, &dev, &ino) == 0 && dev == dev_ && ino == ino_;
+  nlink_t nlink;
+  return fd >= 0 && sys::fd_inode(fd, &dev, &ino, &nlink) == 0 && dev == dev_ && ino == ino_ &&
+         nlink != 0;
 }
 
 // A new descriptor of this very directory, opened by path, or -errno.
