@@ -38,7 +38,9 @@ void Watcher::refresh_locked(bool force) {
   // A failed read (EMFILE, ENOMEM) keeps the table we have: an empty one would turn every
   // delete on NFS into the plain call, silly renames and all, until the next refresh.
   bool ok = false;
-  auto all = read_mountinfo("/proc/self/mountinfo", &ok);
+  // The thread's: an exited leader's /proc/self has no mount table.
+  auto all = read_mountinfo("/proc/thread-self/mountinfo", &ok);
+  if (!ok) all = read_mountinfo("/proc/self/mountinfo", &ok);
   if (ok) {
     mounts_.clear();
     for (auto& m : all)
@@ -87,9 +89,11 @@ static sys::Fd open_parent(int dirfd, const char* path) {
 static std::string parent_path(int dirfd, const char* path) {
   sys::Fd d = open_parent(dirfd, path);
   if (!d.valid()) return "";
-  char link[64], buf[PATH_MAX];
-  std::snprintf(link, sizeof link, "/proc/self/fd/%d", d.get());
-  ssize_t n = sys::readlinkat(AT_FDCWD, link, buf, sizeof buf - 1);
+  char rel[32], buf[PATH_MAX];
+  std::snprintf(rel, sizeof rel, "fd/%d", d.get());
+  ssize_t n = sys::with_proc_self(rel, [&](const char* link) {
+    return sys::readlinkat(AT_FDCWD, link, buf, sizeof buf - 1);
+  });
   if (n <= 0) return "";
   return std::string(buf, static_cast<size_t>(n));
 }

@@ -15,6 +15,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
 
 namespace nfsshim::sys {
 
@@ -102,6 +103,23 @@ int for_each_name(int fd, Fn fn) {
 
 // Reads a whole (small, /proc-like) file; returns bytes read or -errno.
 ssize_t read_file(int dirfd, const char* path, char* buf, size_t cap);
+
+// FN(path) with the calling thread's "/proc/thread-self/REL" (REL: "fd", "maps",
+// "fdinfo/3"...), and again with "/proc/self/REL" if that gives -ENOENT (Linux < 3.17).
+// /proc/self is the thread-group leader: once it called pthread_exit its fd list and its
+// maps read empty, and every held file would look unheld.
+template <typename Fn>
+auto with_proc_self(const char* rel, Fn fn) {
+  char path[128];
+  std::snprintf(path, sizeof path, "/proc/thread-self/%s", rel);
+  auto rv = fn(path);
+  if (rv != -ENOENT) return rv;
+  std::snprintf(path, sizeof path, "/proc/self/%s", rel);
+  return fn(path);
+}
+inline int open_proc_self(const char* rel, int flags) {
+  return with_proc_self(rel, [&](const char* path) { return openat(AT_FDCWD, path, flags); });
+}
 
 // RAII holder for a descriptor opened through this layer.
 class Fd {

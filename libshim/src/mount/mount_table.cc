@@ -92,10 +92,12 @@ std::vector<Mount> read_mountinfo(const char* path, bool* ok) {
 bool is_nfs_fstype(const std::string& fstype) { return fstype == "nfs" || fstype == "nfs4"; }
 
 int fd_mount_id(int fd) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+  char rel[32];
+  std::snprintf(rel, sizeof rel, "fdinfo/%d", fd);
   char buf[4096];
-  ssize_t n = sys::read_file(AT_FDCWD, path, buf, sizeof buf - 1);
+  ssize_t n = sys::with_proc_self(rel, [&](const char* path) {
+    return sys::read_file(AT_FDCWD, path, buf, sizeof buf - 1);
+  });
   if (n < 0) return static_cast<int>(n);
   buf[n] = '\0';
   for (char* p = buf; p && *p; ) {

@@ -74,14 +74,16 @@ std::vector<Refs> scan_refs(const std::vector<InodeKey>& keys, int skip_fd, bool
     for (auto& r : out) r.complete = false;
   };
 
-  sys::Fd dir(sys::openat(AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY));
+  sys::Fd dir(sys::open_proc_self("fd", O_RDONLY | O_DIRECTORY));
   if (!dir.valid()) {
     incomplete();
     return out;
   }
+  bool saw_dir = false;
   int rv = sys::for_each_name(dir.get(), [&](const char* name) {
     if (name[0] < '0' || name[0] > '9') return true;
     int fd = std::atoi(name);
+    if (fd == dir.get()) saw_dir = true;
     if (fd == dir.get() || fd == skip_fd) return true;
     dev_t dev = 0;
     ino_t ino = 0;
@@ -90,7 +92,9 @@ std::vector<Refs> scan_refs(const std::vector<InodeKey>& keys, int skip_fd, bool
       if (keys[i].dev == dev && keys[i].ino == ino) out[i].fds.push_back(fd);
     return true;
   });
-  if (rv < 0) incomplete();
+  // A listing without the descriptor we read it through is not this process's table
+  // (an exited leader's, say): what it lacks may be held.
+  if (rv < 0 || !saw_dir) incomplete();
 
   if (fds_suffice) {
     bool all = true;
@@ -99,7 +103,7 @@ std::vector<Refs> scan_refs(const std::vector<InodeKey>& keys, int skip_fd, bool
   }
   // Stream /proc/self/maps through a small buffer: it can be megabytes in a JVM, and
   // zeroing or growing one big buffer per scan costs more than the scan itself.
-  sys::Fd maps(sys::openat(AT_FDCWD, "/proc/self/maps", O_RDONLY));
+  sys::Fd maps(sys::open_proc_self("maps", O_RDONLY));
   if (!maps.valid()) {
     incomplete();
     return out;
