@@ -1,5 +1,7 @@
 // Calls that drop or copy a descriptor: close, fclose, freopen, close_range, closefrom, dup,
-// dup2, dup3, fcntl(F_DUPFD*). Only descriptors of buried files cost anything: the
+// dup2, dup3, fcntl(F_DUPFD*), and glibc's other names for some of them (__close, __dup2,
+// _IO_fclose: exported since GLIBC_2.2.5). Not fcloseall: glibc's only flushes, every
+// descriptor stays open. Only descriptors of buried files cost anything: the
 // check is one bit in a lock-free bitmap.
 #include <fcntl.h>
 #include <stdarg.h>
@@ -40,10 +42,13 @@ bool stream_tracked(FILE* fp) noexcept {
   return Registry::get().fd_tracked(fileno(fp));
 }
 
-}  // namespace
+// The next definition of NAME, for glibc's aliases (no declaration to take a type from).
+template <typename Fn>
+Fn real_alias(std::atomic<void*>* slot, const char* name) {
+  return reinterpret_cast<Fn>(real_symbol(slot, name));
+}
 
-NFSSHIM_EXPORT int close(int fd) {
-  auto real = REAL(close);
+int close_with(int (*real)(int), int fd) {
   if (!real) return missing_symbol();
   if (!Registry::get().fd_tracked(fd)) return real(fd);
   Guard g;
@@ -53,8 +58,7 @@ NFSSHIM_EXPORT int close(int fd) {
   return rv;
 }
 
-NFSSHIM_EXPORT int fclose(FILE* fp) {
-  auto real = REAL(fclose);
+int fclose_with(int (*real)(FILE*), FILE* fp) {
   if (!real) return missing_symbol();
   if (!fp || Registry::get().empty()) return real(fp);
   Guard g;
@@ -62,6 +66,22 @@ NFSSHIM_EXPORT int fclose(FILE* fp) {
   int rv = real(fp);
   recount();
   return rv;
+}
+
+}  // namespace
+
+NFSSHIM_EXPORT int close(int fd) { return close_with(REAL(close), fd); }
+
+NFSSHIM_EXPORT int __close(int fd) {
+  static std::atomic<void*> slot{nullptr};
+  return close_with(real_alias<int (*)(int)>(&slot, "__close"), fd);
+}
+
+NFSSHIM_EXPORT int fclose(FILE* fp) { return fclose_with(REAL(fclose), fp); }
+
+NFSSHIM_EXPORT int _IO_fclose(FILE* fp) {
+  static std::atomic<void*> slot{nullptr};
+  return fclose_with(real_alias<int (*)(FILE*)>(&slot, "_IO_fclose"), fp);
 }
 
 // freopen closes the stream's old descriptor, maybe the last reference to a buried file.
@@ -148,11 +168,17 @@ static int dup_to(int rv, int oldfd, int newfd, bool new_was_tracked) {
   return rv;
 }
 
-NFSSHIM_EXPORT int dup2(int oldfd, int newfd) {
-  auto real = REAL(dup2);
+static int dup2_with(int (*real)(int, int), int oldfd, int newfd) {
   if (!real) return missing_symbol();
   bool tracked = oldfd != newfd && Registry::get().fd_tracked(newfd);
   return dup_to(real(oldfd, newfd), oldfd, newfd, tracked);
+}
+
+NFSSHIM_EXPORT int dup2(int oldfd, int newfd) { return dup2_with(REAL(dup2), oldfd, newfd); }
+
+NFSSHIM_EXPORT int __dup2(int oldfd, int newfd) {
+  static std::atomic<void*> slot{nullptr};
+  return dup2_with(real_alias<int (*)(int, int)>(&slot, "__dup2"), oldfd, newfd);
 }
 
 NFSSHIM_EXPORT int dup3(int oldfd, int newfd, int flags) {

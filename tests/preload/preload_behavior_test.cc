@@ -220,6 +220,49 @@ TEST_F(Preload, ClosefromDropsReferences) {
   EXPECT_TRUE(entries_of().empty()) << "closefrom dropped the last reference but the entry stayed";
 }
 
+// glibc exports other names for close, dup2 and fclose (__close, __dup2, _IO_fclose, all
+// GLIBC_2.2.5). A program (or a library) calling them drops the last reference as surely
+// as close does. (Not fcloseall: glibc's flushes the streams and leaves their descriptors
+// open.)
+TEST_F(Preload, CloseAliasesDropReferences) {
+  auto sym = [](const char* name) {
+    void* f = dlsym(RTLD_DEFAULT, name);
+    EXPECT_NE(f, nullptr) << name;
+    return f;
+  };
+  auto close_alias = reinterpret_cast<int (*)(int)>(sym("__close"));
+  auto dup2_alias = reinterpret_cast<int (*)(int, int)>(sym("__dup2"));
+  auto fclose_alias = reinterpret_cast<int (*)(FILE*)>(sym("_IO_fclose"));
+  if (!close_alias || !dup2_alias || !fclose_alias) return;
+
+  write_file(p("a"), "a");
+  int fd = open(p("a").c_str(), O_RDONLY);
+  ASSERT_EQ(unlink(p("a").c_str()), 0);
+  ASSERT_EQ(entries_of().size(), 1u);
+  errno = 1234;
+  EXPECT_EQ(close_alias(fd), 0);
+  EXPECT_EQ(errno, 1234);
+  EXPECT_TRUE(entries_of().empty()) << "__close dropped the last reference but the entry stayed";
+
+  write_file(p("b"), "b");
+  fd = open(p("b").c_str(), O_RDONLY);
+  int other = open("/dev/null", O_RDONLY);
+  ASSERT_EQ(unlink(p("b").c_str()), 0);
+  ASSERT_EQ(entries_of().size(), 1u);
+  EXPECT_EQ(dup2_alias(other, fd), fd);
+  EXPECT_TRUE(entries_of().empty()) << "__dup2 over the last reference but the entry stayed";
+  close(fd);
+  close(other);
+
+  write_file(p("c"), "c");
+  FILE* f = fopen(p("c").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(unlink(p("c").c_str()), 0);
+  ASSERT_EQ(entries_of().size(), 1u);
+  EXPECT_EQ(fclose_alias(f), 0);
+  EXPECT_TRUE(entries_of().empty()) << "_IO_fclose dropped the last reference but the entry stayed";
+}
+
 // A recount that cannot read /proc (the process at its descriptor limit) knows nothing
 // about the references: the entry stays, and the next close or munmap scans again, so the
 // file goes once its last reference does, not at exit.
