@@ -109,7 +109,7 @@ int bury_unlink(int dirfd, const char* path) {
   return bury(dirfd, path, st, "unlink");
 }
 
-int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath) {
+int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath, unsigned flags) {
   struct stat target, source;
   if (!watched_file(newdir, newpath, &target)) return kPass;
   // A rename the kernel would refuse or treat as a no-op must stay exactly that.
@@ -147,7 +147,9 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     sys::renameat(grave->fd(), entry.c_str(), newdir, newpath);
     return kPass;
   }
-  rv = sys::renameat(olddir, oldpath, newdir, newpath);
+  // FLAGS: RENAME_WHITEOUT, which replaces a target as a plain rename does.
+  rv = flags ? sys::renameat2(olddir, oldpath, newdir, newpath, flags)
+             : sys::renameat(olddir, oldpath, newdir, newpath);
   if (rv < 0) {
     int rr = grave->restore(entry, newdir, newpath);
     if (rr == -EEXIST) {
