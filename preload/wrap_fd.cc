@@ -11,6 +11,7 @@
 
 #include "export.h"
 #include "guard.h"
+#include "nfsshim/sys.h"
 #include "real.h"
 #include "registry.h"
 
@@ -129,16 +130,15 @@ NFSSHIM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 }
 
 // closefrom: glibc 2.34+, which closes through its internal close_range, past the two
-// wrappers above. Without glibc's (a program built elsewhere): the kernel call.
+// wrappers above. Without glibc's (a program built elsewhere, run on RHEL 8's 2.28):
+// close_range, or a /proc close loop where the kernel has none (4.18).
 NFSSHIM_EXPORT void closefrom(int lowfd) {
   static std::atomic<void*> slot{nullptr};
   using Fn = void (*)(int);
   auto real = reinterpret_cast<Fn>(real_symbol(&slot, "closefrom"));
   auto plain = [&] {
     if (real) return real(lowfd);
-#ifdef SYS_close_range
-    if (lowfd >= 0) ::syscall(SYS_close_range, static_cast<unsigned>(lowfd), ~0U, 0);
-#endif
+    nfsshim::sys::close_from(lowfd);
   };
   if (Registry::get().empty()) return plain();
   Guard g;

@@ -121,6 +121,11 @@ inline int open_proc_self(const char* rel, int flags) {
   return with_proc_self(rel, [&](const char* path) { return openat(AT_FDCWD, path, flags); });
 }
 
+// closefrom(LOWFD) where libc has none (glibc < 2.34): close_range, and where the kernel
+// has none either (before 5.9: RHEL 8) a close loop over /proc/thread-self/fd, or, if /proc
+// cannot be read, up to the descriptor limit. Never closes nothing silently.
+void close_from(int lowfd);
+
 // RAII holder for a descriptor opened through this layer.
 class Fd {
  public:

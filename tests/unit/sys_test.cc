@@ -1,0 +1,60 @@
+#include "nfsshim/sys.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace nfsshim {
+namespace {
+
+// Makes close_range fail with ENOSYS in this process, as on a kernel before 5.9 (RHEL 8).
+bool close_range_enosys() {
+#ifdef SYS_close_range
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {static_cast<unsigned short>(sizeof f / sizeof f[0]), f};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+#else
+  return true;
+#endif
+}
+
+// closefrom where libc has none (glibc < 2.34) and the kernel has no close_range: the
+// descriptors from LOWFD up are closed all the same, by a /proc/thread-self/fd loop.
+TEST(Sys, CloseFromWithoutCloseRange) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (!close_range_enosys()) _exit(2);
+#ifdef SYS_close_range
+    if (::syscall(SYS_close_range, 900u, ~0u, 0) != -1 || errno != ENOSYS) _exit(3);
+#endif
+    int base = open("/dev/null", O_RDONLY);
+    if (base < 0 || dup2(base, 900) != 900 || dup2(base, 901) != 901 || dup2(base, 1500) != 1500)
+      _exit(4);
+    sys::close_from(901);
+    if (fcntl(900, F_GETFD) < 0) _exit(5);  // below LOWFD: stays
+    if (fcntl(901, F_GETFD) >= 0 || fcntl(1500, F_GETFD) >= 0) _exit(6);
+    if (fcntl(base, F_GETFD) < 0) _exit(7);
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st)) << st;
+  EXPECT_NE(WEXITSTATUS(st), 2) << "cannot install the seccomp filter";
+  EXPECT_NE(WEXITSTATUS(st), 6) << "descriptors from LOWFD up are still open";
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+}
+
+}  // namespace
+}  // namespace nfsshim
