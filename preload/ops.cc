@@ -31,6 +31,19 @@ void fallback(const char* op, int err) {
     SHIM_LOG_WARN("{}: cannot use the graveyard ({}); using the plain call", op, std::strerror(err));
 }
 
+// From before a bury's scan to after its Registry::add (see Registry::begin_bury).
+class BuryScope {
+ public:
+  BuryScope() : since_(Registry::get().begin_bury()) {}
+  ~BuryScope() { Registry::get().end_bury(); }
+  BuryScope(const BuryScope&) = delete;
+  BuryScope& operator=(const BuryScope&) = delete;
+  const uint64_t* since() const { return &since_; }
+
+ private:
+  uint64_t since_;
+};
+
 // GRAVE->bury, but a graveyard that is gone (an operator's rm -rf: its descriptor cannot
 // be opened again, or the rename into it says ENOENT while the source is still there) is
 // made again, once. Updates GRAVE. Without this every later delete would run plain, silently.
@@ -52,6 +65,7 @@ int bury_into(Graveyard** grave, int dirfd, const char* path, dev_t dev, std::st
 // process references it. Returns 0 if buried, kPass if the plain call should run.
 int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
   InodeKey key{st.st_dev, st.st_ino};
+  BuryScope scope;
   Refs refs;
   bool scanned = false;
   if (config().mode == BuryMode::referenced) {
@@ -97,7 +111,7 @@ int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
     refs = scan_refs({key}, -1, true)[0];
     Counters::inc(counters().scans);
   }
-  Registry::get().add(key, grave, entry, refs);
+  Registry::get().add(key, grave, entry, refs, scope.since());
   return 0;
 }
 
@@ -124,6 +138,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   // by the kernel, as without the shim, until they close it.
   Registry& reg = Registry::get();
   InodeKey key{target.st_dev, target.st_ino};
+  BuryScope scope;
   Refs refs = scan_refs({key}, -1, true)[0];
   Counters::inc(counters().scans);
   if (!refs.any()) return kPass;
@@ -157,7 +172,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
       // graveyard as if it had been renamed over, which is what happened.
       SHIM_LOG_WARN("rename failed ({}) and '{}' was created meanwhile: the old file stays buried",
                     std::strerror(-rv), newpath);
-      reg.add(key, grave, entry, scan_refs({key})[0]);
+      reg.add(key, grave, entry, scan_refs({key})[0], scope.since());
     } else if (rr < 0) {
       // Never remove a file the application did not delete: leave it there under a name
       // no reaper takes (as b~ it was reaped once this process was gone).
@@ -176,7 +191,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     refs = scan_refs({key}, -1, true)[0];
     Counters::inc(counters().scans);
   }
-  reg.add(key, grave, entry, refs);
+  reg.add(key, grave, entry, refs, scope.since());
   return 0;
 }
 

@@ -75,8 +75,14 @@ void Registry::remove_locked(size_t i) {
 }
 
 void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& entry,
-                   const Refs& refs) {
+                   const Refs& scanned, const uint64_t* since) {
   std::lock_guard<std::mutex> lock(mu_1);
+  Refs refs = scanned;
+  if (since && released_.load(std::memory_order_seq_cst) != *since) {
+    // Something was closed or unmapped after the scan: it may have been one of these.
+    refs = scan_refs({key})[0];
+    Counters::inc(counters().scans);
+  }
   // The same inode buried twice (two names of one file): one entry each; both go
   // when the inode's references are gone.
   Entry e;
