@@ -177,6 +177,9 @@ void Registry::after_fork_child() {
   entries_.store(0, std::memory_order_release);
   map_count_.store(0, std::memory_order_release);
   unsure_.store(0, std::memory_order_release);
+  // A bury of another thread, between its scan and its add, does not exist here: without
+  // this every close of the child would recount for good.
+  burying_.store(0, std::memory_order_relaxed);
   counters().live_entries.store(0, std::memory_order_relaxed);
   mu_1.unlock();
 }
