@@ -1,11 +1,16 @@
 #include "fs.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <cstring>
+
+#include "nfsshim/mount_table.h"
 
 namespace nfsshim::fuse {
 
@@ -83,6 +88,26 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
   hide_grave_link(fs, e);
   set_timeouts(fs, e);
   return 0;
+}
+
+bool is_mount_point(int dirfd, const char* name) {
+  // openat2 (Linux 5.6) with RESOLVE_NO_XDEV refuses to step onto another mount (EXDEV)
+  // before asking that filesystem anything.
+  static std::atomic<bool> no_openat2{false};
+  if (!no_openat2.load(std::memory_order_relaxed)) {
+    open_how how{};
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_XDEV;
+    sys::Fd fd(static_cast<int>(sys::ret(::syscall(SYS_openat2, dirfd, name, &how, sizeof how))));
+    if (fd.get() != -ENOSYS) return fd.get() == -EXDEV;
+    no_openat2.store(true, std::memory_order_relaxed);
+  }
+  // Older kernels (RHEL 8's 4.18): an O_PATH open crosses onto the mount without asking
+  // the filesystem for attributes; compare the mount ids of the two descriptors.
+  sys::Fd fd(sys::openat(dirfd, name, O_PATH | O_NOFOLLOW));
+  if (!fd.valid()) return false;
+  int id = fd_mount_id(fd.get());
+  return id >= 0 && id != fd_mount_id(dirfd);
 }
 
 bool local_fs_type(long type) {

@@ -75,6 +75,11 @@ struct ProcPath {
 int do_lookup(Fs& fs, fuse_ino_t parent, const char* name, fuse_entry_param* e,
               bool created = false);
 
+// Whether DIRFD/NAME is the mount point of another mount (a bind mount too), found without
+// asking the mounted filesystem anything (it may not answer: a stopped FUSE daemon, a hard
+// NFS mount whose server is gone). False on errors: the caller's lookup reports them.
+bool is_mount_point(int dirfd, const char* name);
+
 // Attributes as the kernel should see them (a buried inode does not count its graveyard link).
 int stat_inode(Inode& inode, struct stat* st);
 

@@ -63,8 +63,13 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_
     size_t entsize;
     if (plus) {
       fuse_entry_param e{};
-      if (is_dot_or_dotdot(de->d_name)) {
-        e.attr.st_ino = de->d_ino;  // no lookup: ino 0 tells the kernel not to cache it
+      // No lookup (e.ino 0: the kernel adds the name only) for "." and "..", and for a
+      // mount point: its attributes come from the mounted filesystem, which may never
+      // answer; getdents on SOURCE does not ask it either (a stat of the name will).
+      if (is_dot_or_dotdot(de->d_name) ||
+          ((de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) &&
+           is_mount_point(dir->fd.get(), de->d_name))) {
+        e.attr.st_ino = de->d_ino;
         e.attr.st_mode = static_cast<mode_t>(de->d_type) << 12;
       } else {
         int rv = do_lookup(fs, ino, de->d_name, &e);

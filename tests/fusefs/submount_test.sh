@@ -34,3 +34,38 @@ grep -q "another filesystem than the graveyard" "$T/shim.log" &&
   fail "an unlink on the tmpfs inside SOURCE tried the graveyard: $(grep 'another filesystem' "$T/shim.log")"
 unmount_shim "$M"
 pass "a closed file on the tmpfs inside SOURCE: a plain unlink"
+
+# A listing of a directory holding the mount point of a filesystem that does not answer (a
+# stopped bindfs that keeps no attributes) answers at once, as on SOURCE: getdents asks
+# nothing of the mounted filesystem, and readdirplus must not either (no attributes for a
+# mount point: a stat of that name waits, as on SOURCE). A stat beside it is answered.
+mkdir -p "$T/back/sub2/hang" "$T/hangsrc"
+echo x >"$T/back/sub2/file"
+mount_bindfs "$T/hangsrc" "$T/back/sub2/hang" -o attr_timeout=0
+hpid=$(pgrep -f "^bindfs -o attr_timeout=0 $T/hangsrc " | head -n 1)
+[ -n "$hpid" ] || fail "no bindfs process"
+trap 'kill -CONT "$hpid" 2>/dev/null; fusermount3 -u -z "$M" 2>/dev/null; umount -l "$T/back/local" 2>/dev/null; cleanup' EXIT
+# within5 CMD...: runs CMD; 0 if it ended (and succeeded) within 5 s. A request the daemon
+# sent on waits for its answer even through SIGKILL: the bindfs continues, then CMD ends.
+within5() {
+  "$@" >"$T/within.out" 2>&1 &
+  local p=$! i
+  for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$p" 2>/dev/null; then
+    kill -CONT "$hpid"
+    wait "$p"
+    return 124
+  fi
+  wait "$p"
+}
+mount_shim "$T/back" "$M"
+kill -STOP "$hpid"
+within5 ls "$T/back/sub2" || fail "control: ls of the backing directory did not answer"
+within5 python3 -c 'import os, sys; print(sorted(os.listdir(sys.argv[1])))' "$M/sub2" ||
+  fail "listing a directory that holds an unresponsive mount point hung or failed (rc $?)"
+[ "$(cat "$T/within.out")" = "['file', 'hang']" ] || fail "listing of sub2: $(cat "$T/within.out")"
+within5 stat "$M/sub2/file" || fail "stat beside the unresponsive mount point hung or failed"
+kill -CONT "$hpid"
+stat "$M/sub2/hang" >/dev/null || fail "stat of the mount point after the bindfs continued"
+unmount_shim "$M"
+pass "a listing beside an unresponsive mount point answers (no attributes asked of it)"
