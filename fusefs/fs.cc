@@ -33,10 +33,24 @@ static void hide_grave_link(Inode& inode, struct stat* st) {
   if (!inode.grave_entry.empty()) --st->st_nlink;
 }
 
-int stat_inode(Inode& inode, struct stat* st) {
+// splitmix64's finalizer: spreads device numbers (small, close together) over 64 bits.
+static uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+ino_t Fs::visible_ino(dev_t dev, ino_t ino) const {
+  if (dev == source_dev) return ino;
+  constexpr uint64_t kTop = 1ull << 63;
+  return static_cast<ino_t>(kTop | ((static_cast<uint64_t>(ino) + mix64(dev)) & (kTop - 1)));
+}
+
+int stat_inode(const Fs& fs, Inode& inode, struct stat* st) {
   int rv = sys::fstatat(inode.fd.get(), "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
   if (rv < 0) return rv;
   hide_grave_link(inode, st);
+  st->st_ino = fs.visible_ino(st->st_dev, st->st_ino);
   return 0;
 }
 
@@ -64,6 +78,7 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
     if (fs.stable(key_of(e->attr)) &&
         (e->ino = fs.inodes->add_known_lookup(key_of(e->attr), &e->generation)) != 0) {
       hide_grave_link(fs, e);
+      e->attr.st_ino = fs.visible_ino(e->attr.st_dev, e->attr.st_ino);
       set_timeouts(fs, e);
       return 0;
     }
@@ -86,6 +101,7 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
   }
   e->ino = fs.inodes->add_lookup(std::move(fd), e->attr, &e->generation);
   hide_grave_link(fs, e);
+  e->attr.st_ino = fs.visible_ino(e->attr.st_dev, e->attr.st_ino);  // keys are done with it
   set_timeouts(fs, e);
   return 0;
 }

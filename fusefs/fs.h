@@ -40,6 +40,14 @@ struct Fs {
     return parent.key == graveyard_parent_key && graveyard_name == name;
   }
   bool hidden_inode(const struct stat& st) const { return key_of(st) == graveyard_key; }
+  // The inode number the kernel sees for backing inode INO of device DEV. Through the mount
+  // every file has one st_dev, so a filesystem mounted inside SOURCE (whose numbers start
+  // over: two tmpfs both have a file 2) must not show its own numbers, or tar, du and find
+  // take two files for one. SOURCE's own keep theirs; another device's get the top bit
+  // and a per-device offset (stateless, so the same in every reply for the mount's life):
+  // distinct within a device, and a clash across devices needs two numbers 2^63 apart
+  // modulo the offsets' difference. 32-bit stat() (no LFS) would get EOVERFLOW for them.
+  ino_t visible_ino(dev_t dev, ino_t ino) const;
   // Whether KEY is on SOURCE's own filesystem and that one has stable inode numbers.
   bool stable(const InodeKey& key) const { return stable_inums && key.dev == source_dev; }
   // Whether INODE is on a local filesystem (local_fs_type): its close(2) reports nothing a
@@ -81,7 +89,7 @@ int do_lookup(Fs& fs, fuse_ino_t parent, const char* name, fuse_entry_param* e,
 bool is_mount_point(int dirfd, const char* name);
 
 // Attributes as the kernel should see them (a buried inode does not count its graveyard link).
-int stat_inode(Inode& inode, struct stat* st);
+int stat_inode(const Fs& fs, Inode& inode, struct stat* st);
 
 // Entry and attribute timeouts from the options.
 void set_timeouts(const Fs& fs, fuse_entry_param* e);

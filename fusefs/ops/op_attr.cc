@@ -13,7 +13,7 @@ void getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   auto inode = fs.inodes->get(ino);
   if (!inode) return (void)fuse_reply_err(req, ESTALE);
   struct stat st;
-  int rv = stat_inode(*inode, &st);
+  int rv = stat_inode(fs, *inode, &st);
   if (rv < 0) return (void)fuse_reply_err(req, -rv);
   fuse_reply_attr(req, &st, fs.opts.attr_timeout);
 }
@@ -60,7 +60,7 @@ void setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_
   int rv = do_setattr(*inode, *attr, valid, fi);
   if (rv < 0) return (void)fuse_reply_err(req, -rv);
   struct stat st;
-  rv = stat_inode(*inode, &st);
+  rv = stat_inode(fs, *inode, &st);
   if (rv < 0) return (void)fuse_reply_err(req, -rv);
   fuse_reply_attr(req, &st, fs.opts.attr_timeout);
 }

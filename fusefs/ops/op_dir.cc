@@ -69,7 +69,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_
       if (is_dot_or_dotdot(de->d_name) ||
           ((de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) &&
            is_mount_point(dir->fd.get(), de->d_name))) {
-        e.attr.st_ino = de->d_ino;
+        e.attr.st_ino = fs.visible_ino(dir->key.dev, de->d_ino);
         e.attr.st_mode = static_cast<mode_t>(de->d_type) << 12;
       } else {
         int rv = do_lookup(fs, ino, de->d_name, &e);
@@ -91,7 +91,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_
       }
     } else {
       struct stat st{};
-      st.st_ino = de->d_ino;
+      st.st_ino = fs.visible_ino(dir->key.dev, de->d_ino);  // names live on DIR's device
       st.st_mode = static_cast<mode_t>(de->d_type) << 12;
       entsize = fuse_add_direntry(req, buf.data() + used, size - used, de->d_name, &st, next);
       if (entsize > size - used) break;

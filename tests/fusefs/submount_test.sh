@@ -69,3 +69,39 @@ kill -CONT "$hpid"
 stat "$M/sub2/hang" >/dev/null || fail "stat of the mount point after the bindfs continued"
 unmount_shim "$M"
 pass "a listing beside an unresponsive mount point answers (no attributes asked of it)"
+
+# Filesystems inside SOURCE number their inodes on their own (two tmpfs both have a root 1
+# and a first file 2), but through the mount every file has one st_dev: their inode numbers
+# must differ there, or tar stores one file as a hard link of the other, du counts one only
+# and find sees a loop. SOURCE's own files keep their numbers.
+mkdir -p "$T/back/m1" "$T/back/m2"
+mount -t tmpfs nfsshim-m1 "$T/back/m1" || fail "mount tmpfs m1"
+mkdir "$T/back/m1/inner"
+mount -t tmpfs nfsshim-inner "$T/back/m1/inner" || fail "mount tmpfs m1/inner"
+mount -t tmpfs nfsshim-m2 "$T/back/m2" || fail "mount tmpfs m2"
+trap 'kill -CONT "$hpid" 2>/dev/null; fusermount3 -u -z "$M" 2>/dev/null; umount -l "$T/back/m1/inner" "$T/back/m1" "$T/back/m2" "$T/back/local" 2>/dev/null; cleanup' EXIT
+echo 1 >"$T/back/m1/data"
+echo 22 >"$T/back/m2/data"
+echo 333 >"$T/back/m1/inner/x"
+mount_shim "$T/back" "$M"
+ids=$(cd "$M" && stat -c '%d %i %n' m1 m2 m1/inner m1/data m2/data m1/inner/x)
+[ "$(echo "$ids" | cut -d' ' -f1,2 | sort -u | wc -l)" = 6 ] ||
+  fail "files on different filesystems inside SOURCE share (st_dev, st_ino) through the mount: $ids"
+[ "$(stat -c %i "$M/sub2/file")" = "$(stat -c %i "$T/back/sub2/file")" ] ||
+  fail "a file of SOURCE's own filesystem changed its inode number"
+# readdir's d_ino is the number stat gives (ls -i, find -inum use it); not for a mount point,
+# whose d_ino is the covered directory's, on SOURCE too.
+python3 - "$M" "$T/back" <<'PY' || fail "d_ino and st_ino differ"
+import os, sys
+for d in ("m1", "m2", "m1/inner"):
+    for e in os.scandir(os.path.join(sys.argv[1], d)):
+        if os.path.ismount(os.path.join(sys.argv[2], d, e.name)):
+            continue
+        if e.inode() != os.lstat(e.path).st_ino:
+            sys.exit("%s: d_ino %d, st_ino %d" % (e.path, e.inode(), os.lstat(e.path).st_ino))
+PY
+out=$(find "$M/m1" "$M/m2" 2>&1) || fail "find through the mount failed: $out"
+echo "$out" | grep -q "^$M/m1/inner/x$" || fail "find did not list m1/inner/x: $out"
+[ "$(du -sb "$M/m1" "$M/m2" | wc -l)" = 2 ] || fail "du counted one filesystem only: $(du -sb "$M/m1" "$M/m2")"
+unmount_shim "$M"
+pass "filesystems inside SOURCE keep distinct inode numbers through the mount; SOURCE's own unchanged"
