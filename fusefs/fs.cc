@@ -1,7 +1,9 @@
 #include "fs.h"
 
 #include <fcntl.h>
+#if __has_include(<linux/openat2.h>)  // not in RHEL 8's kernel headers (4.18)
 #include <linux/openat2.h>
+#endif
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -109,6 +111,7 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
 bool is_mount_point(int dirfd, const char* name) {
   // openat2 (Linux 5.6) with RESOLVE_NO_XDEV refuses to step onto another mount (EXDEV)
   // before asking that filesystem anything.
+#if defined(SYS_openat2) && defined(RESOLVE_NO_XDEV)
   static std::atomic<bool> no_openat2{false};
   if (!no_openat2.load(std::memory_order_relaxed)) {
     open_how how{};
@@ -118,6 +121,7 @@ bool is_mount_point(int dirfd, const char* name) {
     if (fd.get() != -ENOSYS) return fd.get() == -EXDEV;
     no_openat2.store(true, std::memory_order_relaxed);
   }
+#endif
   // Older kernels (RHEL 8's 4.18): an O_PATH open crosses onto the mount without asking
   // the filesystem for attributes; compare the mount ids of the two descriptors.
   sys::Fd fd(sys::openat(dirfd, name, O_PATH | O_NOFOLLOW));
