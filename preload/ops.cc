@@ -31,19 +31,6 @@ void fallback(const char* op, int err) {
     SHIM_LOG_WARN("{}: cannot use the graveyard ({}); using the plain call", op, std::strerror(err));
 }
 
-// From before a bury's scan to after its Registry::add (see Registry::begin_bury).
-class BuryScope {
- public:
-  BuryScope() : since_(Registry::get().begin_bury()) {}
-  ~BuryScope() { Registry::get().end_bury(); }
-  BuryScope(const BuryScope&) = delete;
-  BuryScope& operator=(const BuryScope&) = delete;
-  const uint64_t* since() const { return &since_; }
-
- private:
-  uint64_t since_;
-};
-
 // GRAVE->bury, but a graveyard that is gone (an operator's rm -rf: its descriptor cannot
 // be opened again, or the rename into it says ENOENT while the source is still there) is
 // made again, once. Updates GRAVE. Without this every later delete would run plain, silently.
@@ -65,7 +52,6 @@ int bury_into(Graveyard** grave, int dirfd, const char* path, dev_t dev, std::st
 // process references it. Returns 0 if buried, kPass if the plain call should run.
 int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
   InodeKey key{st.st_dev, st.st_ino};
-  BuryScope scope;
   Refs refs;
   bool scanned = false;
   if (config().mode == BuryMode::referenced) {
@@ -111,7 +97,7 @@ int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
     refs = scan_refs({key}, -1, true)[0];
     Counters::inc(counters().scans);
   }
-  Registry::get().add(key, grave, entry, refs, scope.since());
+  Registry::get().add(key, grave, entry, refs);
   return 0;
 }
 
@@ -123,7 +109,7 @@ int bury_unlink(int dirfd, const char* path) {
   return bury(dirfd, path, st, "unlink");
 }
 
-int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath, unsigned flags) {
+int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath) {
   struct stat target, source;
   if (!watched_file(newdir, newpath, &target)) return kPass;
   // A rename the kernel would refuse or treat as a no-op must stay exactly that.
@@ -138,7 +124,6 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   // by the kernel, as without the shim, until they close it.
   Registry& reg = Registry::get();
   InodeKey key{target.st_dev, target.st_ino};
-  BuryScope scope;
   Refs refs = scan_refs({key}, -1, true)[0];
   Counters::inc(counters().scans);
   if (!refs.any()) return kPass;
@@ -162,9 +147,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     sys::renameat(grave->fd(), entry.c_str(), newdir, newpath);
     return kPass;
   }
-  // FLAGS: RENAME_WHITEOUT, which replaces a target as a plain rename does.
-  rv = flags ? sys::renameat2(olddir, oldpath, newdir, newpath, flags)
-             : sys::renameat(olddir, oldpath, newdir, newpath);
+  rv = sys::renameat(olddir, oldpath, newdir, newpath);
   if (rv < 0) {
     int rr = grave->restore(entry, newdir, newpath);
     if (rr == -EEXIST) {
@@ -172,7 +155,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
       // graveyard as if it had been renamed over, which is what happened.
       SHIM_LOG_WARN("rename failed ({}) and '{}' was created meanwhile: the old file stays buried",
                     std::strerror(-rv), newpath);
-      reg.add(key, grave, entry, scan_refs({key})[0], scope.since());
+      reg.add(key, grave, entry, scan_refs({key})[0]);
     } else if (rr < 0) {
       // Never remove a file the application did not delete: leave it there under a name
       // no reaper takes (as b~ it was reaped once this process was gone).
@@ -191,7 +174,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     refs = scan_refs({key}, -1, true)[0];
     Counters::inc(counters().scans);
   }
-  reg.add(key, grave, entry, refs, scope.since());
+  reg.add(key, grave, entry, refs);
   return 0;
 }
 

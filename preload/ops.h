@@ -10,9 +10,8 @@ inline constexpr int kPass = 1;
 // unlinkat(DIRFD, PATH, 0) of a watched regular file: bury it instead.
 int bury_unlink(int dirfd, const char* path);
 // renameat(OLDDIR, OLDPATH, NEWDIR, NEWPATH) onto a watched regular file: bury the
-// target, then rename (and put the target back if the rename fails). FLAGS: 0, or
-// RENAME_WHITEOUT for renameat2 (the only flag that still replaces the target).
-int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath, unsigned flags = 0);
+// target, then rename (and put the target back if the rename fails).
+int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath);
 // After rmdir(DIRFD/PATH) failed with ENOTEMPTY: move .nfs*/.fuse_hidden* leftovers
 // into the graveyard and try again. Returns 0 on success, kPass otherwise (the caller
 // then reports the original failure).

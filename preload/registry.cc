@@ -75,14 +75,8 @@ void Registry::remove_locked(size_t i) {
 }
 
 void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& entry,
-                   const Refs& scanned, const uint64_t* since) {
+                   const Refs& refs) {
   std::lock_guard<std::mutex> lock(mu_1);
-  Refs refs = scanned;
-  if (since && released_.load(std::memory_order_seq_cst) != *since) {
-    // Something was closed or unmapped after the scan: it may have been one of these.
-    refs = scan_refs({key})[0];
-    Counters::inc(counters().scans);
-  }
   // The same inode buried twice (two names of one file): one entry each; both go
   // when the inode's references are gone.
   Entry e;
@@ -177,9 +171,6 @@ void Registry::after_fork_child() {
   entries_.store(0, std::memory_order_release);
   map_count_.store(0, std::memory_order_release);
   unsure_.store(0, std::memory_order_release);
-  // A bury of another thread, between its scan and its add, does not exist here: without
-  // this every close of the child would recount for good.
-  burying_.store(0, std::memory_order_relaxed);
   counters().live_entries.store(0, std::memory_order_relaxed);
   mu_1.unlock();
 }

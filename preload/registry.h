@@ -30,27 +30,9 @@ class Registry {
   }
   bool empty() const { return entries_.load(std::memory_order_acquire) == 0; }
 
-  // A bury runs its scan before its add, outside the lock: a reference dropped in between
-  // (a close of an fd the scan saw, not tracked yet) would leave the entry until some later
-  // recount. So a bury brackets scan and add with begin_bury()/end_bury(), every call
-  // that may drop a reference checks burying() after the real call and then calls
-  // note_release() (and recounts), and add() scans again if a release was noted since
-  // begin_bury. burying() is one relaxed load: the close fast path pays that. (The real
-  // call's syscall orders it against the bury's scan: the kernel locks the fd table and
-  // the mm, and begin_bury is a full barrier.)
-  uint64_t begin_bury() {
-    burying_.fetch_add(1, std::memory_order_seq_cst);
-    return released_.load(std::memory_order_seq_cst);
-  }
-  void end_bury() { burying_.fetch_sub(1, std::memory_order_release); }
-  bool burying() const { return burying_.load(std::memory_order_relaxed) != 0; }
-  void note_release() { released_.fetch_add(1, std::memory_order_seq_cst); }
-
   // Takes ownership of ENTRY in GRAVE for KEY with the references REFS (already
-  // scanned); removes it at once if REFS is empty. SINCE: begin_bury()'s result, if the
-  // scan was made after it: a reference released since then makes add() scan again.
-  void add(const InodeKey& key, Graveyard* grave, const std::string& entry, const Refs& refs,
-           const uint64_t* since = nullptr);
+  // scanned); removes it at once if REFS is empty.
+  void add(const InodeKey& key, Graveyard* grave, const std::string& entry, const Refs& refs);
 
   // Re-reads the references of every entry; removes those with none left.
   void recount();
@@ -87,8 +69,6 @@ class Registry {
   std::atomic<size_t> entries_{0};
   std::atomic<size_t> map_count_{0};
   std::atomic<size_t> unsure_{0};  // entries whose references are unknown
-  std::atomic<unsigned> burying_{0};   // buries between their scan and their add
-  std::atomic<uint64_t> released_{0};  // references dropped while a bury ran
   // One bit per descriptor below kFdBits; larger descriptors take the locked path.
   static constexpr int kFdBits = 1 << 20;
   std::atomic<std::atomic<uint64_t>*> bits_{nullptr};

@@ -12,10 +12,6 @@
 #include "real.h"
 #include "state.h"
 
-#ifndef RENAME_WHITEOUT
-#define RENAME_WHITEOUT (1 << 2)  // glibc < 2.28 headers
-#endif
-
 using namespace nfsshim::preload;
 
 namespace {
@@ -121,11 +117,10 @@ NFSSHIM_EXPORT int renameat2(int olddir, const char* oldpath, int newdir, const 
     if (real) return real(olddir, oldpath, newdir, newpath, flags);
     return static_cast<int>(::syscall(SYS_renameat2, olddir, oldpath, newdir, newpath, flags));
   };
-  // NOREPLACE and EXCHANGE never destroy a file: nothing to bury. WHITEOUT alone replaces
-  // the target as a plain rename does (and leaves a whiteout at the source's name).
-  if (flags != 0 && flags != RENAME_WHITEOUT) return plain();
+  // NOREPLACE and EXCHANGE never destroy a file: nothing to bury.
+  if (flags != 0) return plain();
   Guard g;
   if (!g.outermost() || !anything_watched()) return plain();
-  int rv = shim_op([&] { return bury_rename(olddir, oldpath, newdir, newpath, flags); });
+  int rv = shim_op([&] { return bury_rename(olddir, oldpath, newdir, newpath); });
   return rv == kPass ? plain() : finish(rv);
 }

@@ -28,19 +28,6 @@ void recount() noexcept {
   }
 }
 
-// After a real call that dropped descriptors: recount if one was TRACKED, or if a bury is
-// between its scan and its registration (that one's add scans again: note_release). Checked
-// after the call: a bury may register the descriptor while the call runs.
-void released(bool tracked) noexcept {
-  Registry& reg = Registry::get();
-  bool burying = reg.burying();
-  if (!tracked && !burying) return;
-  Guard g;
-  if (!g.outermost()) return;
-  if (burying) reg.note_release();
-  recount();
-}
-
 void dup_tracked(int oldfd, int newfd) noexcept {
   ErrnoKeeper keep;
   try {
@@ -49,14 +36,12 @@ void dup_tracked(int oldfd, int newfd) noexcept {
   }
 }
 
-// FP's descriptor, or -1. fileno sets EBADF for a stream without one (open_memstream,
-// fmemopen, fopencookie), which a successful fclose must not show.
-int stream_fd(FILE* fp) noexcept {
+// Whether FP's descriptor is tracked. fileno sets EBADF for a stream without one
+// (open_memstream, fmemopen, fopencookie), which a successful fclose must not show.
+bool stream_tracked(FILE* fp) noexcept {
   ErrnoKeeper keep;
-  return fileno(fp);
+  return Registry::get().fd_tracked(fileno(fp));
 }
-
-bool stream_tracked(FILE* fp) noexcept { return Registry::get().fd_tracked(stream_fd(fp)); }
 
 // The next definition of NAME, for glibc's aliases (no declaration to take a type from).
 template <typename Fn>
@@ -66,17 +51,21 @@ Fn real_alias(std::atomic<void*>* slot, const char* name) {
 
 int close_with(int (*real)(int), int fd) {
   if (!real) return missing_symbol();
+  if (!Registry::get().fd_tracked(fd)) return real(fd);
+  Guard g;
+  if (!g.outermost()) return real(fd);
   int rv = real(fd);
-  released(Registry::get().fd_tracked(fd));
+  recount();
   return rv;
 }
 
 int fclose_with(int (*real)(FILE*), FILE* fp) {
   if (!real) return missing_symbol();
-  if (!fp) return real(fp);
-  int fd = stream_fd(fp);
+  if (!fp || Registry::get().empty()) return real(fp);
+  Guard g;
+  if (!g.outermost() || !stream_tracked(fp)) return real(fp);
   int rv = real(fp);
-  released(Registry::get().fd_tracked(fd));
+  recount();
   return rv;
 }
 
@@ -133,8 +122,10 @@ NFSSHIM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
     return -1;
 #endif
   };
+  if (Registry::get().empty()) return plain();
+  Guard g;
   int rv = plain();
-  released(!Registry::get().empty());
+  if (g.outermost()) recount();
   return rv;
 }
 
@@ -149,9 +140,11 @@ NFSSHIM_EXPORT void closefrom(int lowfd) {
     if (real) return real(lowfd);
     nfsshim::sys::close_from(lowfd);
   };
+  if (Registry::get().empty()) return plain();
+  Guard g;
   ErrnoKeeper keep;  // closefrom has no result and leaves errno alone
   plain();
-  released(!Registry::get().empty());
+  if (g.outermost()) recount();
 }
 
 NFSSHIM_EXPORT int dup(int oldfd) {
@@ -165,24 +158,20 @@ NFSSHIM_EXPORT int dup(int oldfd) {
   return rv;
 }
 
-// dup2/dup3 also close NEWFD if it was open, which may drop a tracked reference. Its bit
-// still says whether it was tracked (only a recount clears it).
-static int dup_to(int rv, int oldfd, int newfd) {
-  if (rv < 0) return rv;
-  Registry& reg = Registry::get();
-  if (oldfd != newfd && (reg.fd_tracked(newfd) || reg.burying())) {
-    released(true);
-    return rv;
-  }
-  if (!reg.fd_tracked(oldfd)) return rv;
+// dup2/dup3 also close NEWFD if it was open, which may drop a tracked reference.
+static int dup_to(int rv, int oldfd, int newfd, bool new_was_tracked) {
+  if (rv < 0 || (!new_was_tracked && !Registry::get().fd_tracked(oldfd))) return rv;
   Guard g;
-  if (g.outermost()) dup_tracked(oldfd, newfd);
+  if (!g.outermost()) return rv;
+  if (new_was_tracked) recount();
+  else dup_tracked(oldfd, newfd);
   return rv;
 }
 
 static int dup2_with(int (*real)(int, int), int oldfd, int newfd) {
   if (!real) return missing_symbol();
-  return dup_to(real(oldfd, newfd), oldfd, newfd);
+  bool tracked = oldfd != newfd && Registry::get().fd_tracked(newfd);
+  return dup_to(real(oldfd, newfd), oldfd, newfd, tracked);
 }
 
 NFSSHIM_EXPORT int dup2(int oldfd, int newfd) { return dup2_with(REAL(dup2), oldfd, newfd); }
@@ -195,7 +184,8 @@ NFSSHIM_EXPORT int __dup2(int oldfd, int newfd) {
 NFSSHIM_EXPORT int dup3(int oldfd, int newfd, int flags) {
   auto real = REAL(dup3);
   if (!real) return missing_symbol();
-  return dup_to(real(oldfd, newfd, flags), oldfd, newfd);
+  bool tracked = oldfd != newfd && Registry::get().fd_tracked(newfd);
+  return dup_to(real(oldfd, newfd, flags), oldfd, newfd, tracked);
 }
 
 // fcntl's third argument is an int, a long or a pointer depending on CMD; on every

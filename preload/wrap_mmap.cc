@@ -88,20 +88,15 @@ NFSSHIM_EXPORT EARLY_SAFE void* mmap64(void* addr, size_t len, int prot, int fla
   return rv;
 }
 
-// Checked after the call: a bury may register the mapping while it runs, or be between
-// its scan and its registration (its add then scans again: note_release).
 NFSSHIM_EXPORT EARLY_SAFE int munmap(void* addr, size_t len) {
   if (!g_munmap) return static_cast<int>(::syscall(SYS_munmap, addr, len));
-  int rv = g_munmap(addr, len);
-  Registry& reg = Registry::get();
-  bool burying = reg.burying();
-  if (!burying && !reg.maps_tracked()) return rv;  // the common case: no Guard
+  if (!Registry::get().maps_tracked()) return g_munmap(addr, len);  // the common case: no Guard
   Guard g;
-  if (!g.outermost() || (!burying && !touches_tracked(addr, len))) return rv;
+  if (!g.outermost() || !touches_tracked(addr, len)) return g_munmap(addr, len);
+  int rv = g_munmap(addr, len);
   ErrnoKeeper keep;
   try {
-    if (burying) reg.note_release();
-    reg.recount();
+    Registry::get().recount();
   } catch (...) {
   }
   return rv;

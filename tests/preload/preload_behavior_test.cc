@@ -375,37 +375,6 @@ TEST_F(Preload, RenameNoreplaceAndExchangeAreUntouched) {
   close(fd);
 }
 
-// RENAME_WHITEOUT replaces its target like a plain rename (and leaves a whiteout, a 0:0
-// character device, at the source's name): a held target must be buried. It needs
-// CAP_MKNOD and a filesystem that has whiteouts (ext4, tmpfs, xfs; not NFS).
-TEST_F(Preload, RenameWhiteoutOverAHeldTargetBuriesIt) {
-  write_file(p("src"), "new");
-  write_file(p("dst"), "old");
-  int fd = open(p("dst").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  errno = 1234;
-  int rv = renameat2(AT_FDCWD, p("src").c_str(), AT_FDCWD, p("dst").c_str(), RENAME_WHITEOUT);
-  if (rv != 0 && (errno == EPERM || errno == EINVAL)) {
-    int err = errno;
-    close(fd);
-    GTEST_SKIP() << "no RENAME_WHITEOUT here: " << std::strerror(err);
-  }
-  ASSERT_EQ(rv, 0) << std::strerror(errno);
-  EXPECT_EQ(errno, 1234);
-  EXPECT_EQ(read_file(p("dst")), "new");
-  struct stat st;
-  ASSERT_EQ(lstat(p("src").c_str(), &st), 0) << "no whiteout left at the source";
-  EXPECT_TRUE(S_ISCHR(st.st_mode) && st.st_rdev == 0);
-  EXPECT_EQ(entries_of().size(), 1u) << "the held target was replaced plainly";
-  EXPECT_EQ(read_fd(fd), "old");
-  close(fd);
-  EXPECT_TRUE(entries_of().empty());
-  // With NOREPLACE nothing is replaced: the plain call's EEXIST.
-  EXPECT_EQ(renameat2(AT_FDCWD, p("dst").c_str(), AT_FDCWD, p("src").c_str(),
-                      RENAME_WHITEOUT | RENAME_NOREPLACE), -1);
-  EXPECT_EQ(errno, EEXIST);
-}
-
 TEST_F(Preload, RenameOfAFileOntoItselfOrAHardLinkIsANoOp) {
   write_file(p("a"), "A");
   ASSERT_EQ(link(p("a").c_str(), p("b").c_str()), 0);
