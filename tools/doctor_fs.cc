@@ -132,9 +132,13 @@ void check_graveyard(Doctor* d) {
     return;
   }
   s.add("watched_as", configured ? "watch directory" : "NFS mount");
-  // A mapping for a directory between root and PATH is never used: burying goes by root.
+  // Mappings that are never used: MOUNT written other than as its real path (compared as
+  // written), or a directory between root and PATH (burying goes by root).
   for (const auto& g : d->cfg.graveyards) {
     std::string m = resolved_mount(g.first);
+    if (m != g.first)  // compared as written (config.h): this one never matches
+      d->problems.push_back("graveyard mapping '" + g.first + "=" + g.second + "' is not used: '" + g.first +
+                            "' is not a real path (it resolves to '" + m + "'): write '" + m + "'");
     if (m != root && path_within(d->real, m) && path_within(m, root))
       d->problems.push_back("graveyard mapping '" + g.first + "=" + g.second + "' is not used: '" + g.first +
                             "' is neither a watched directory nor an NFS mount point (the graveyard of '" +

@@ -63,11 +63,14 @@ Config load_config(char* const* envp, std::vector<ConfigError>* errors);
 // The graveyard directory the `graveyard` setting gives ROOT (a watched directory or NFS
 // mount point, canonical), or "" if none (then it is ROOT/<graveyard_name>). For a MOUNT
 // mapped more than once the last mapping wins. The one lookup of the preload, doctor and gc.
-// MOUNT is resolved (symlinks) here, at use: when the settings are read it may not be
-// mounted yet.
+// MOUNT is compared as written: resolving it (realpath) would stat every mapped mount
+// point, and one whose NFS server is gone would hang the preload's deletes and fork()
+// (under the Watcher lock) and the daily gc. `nfsshim doctor` names a MOUNT that is not
+// its own real path.
 std::string mapped_graveyard(const Config& cfg, const std::string& root);
 
 // A mapping's MOUNT as realpath() resolves it now; as written if it cannot be resolved.
+// For doctor only (it may wait on a hung mount; an operator runs it).
 std::string resolved_mount(const std::string& mount);
 
 // Whether canonical PATH is DIR or below it. Of nested watched directories the deepest

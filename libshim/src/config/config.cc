@@ -251,7 +251,7 @@ std::string resolved_mount(const std::string& mount) {
 std::string mapped_graveyard(const Config& cfg, const std::string& root) {
   std::string dir;
   for (const auto& g : cfg.graveyards)
-    if (g.first == root || resolved_mount(g.first) == root) dir = g.second;
+    if (g.first == root) dir = g.second;
   return dir;
 }
 
