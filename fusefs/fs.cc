@@ -118,12 +118,14 @@ bool is_mount_point(int dirfd, const char* name) {
     how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
     how.resolve = RESOLVE_NO_XDEV;
     sys::Fd fd(static_cast<int>(sys::ret(::syscall(SYS_openat2, dirfd, name, &how, sizeof how))));
-    if (fd.get() != -ENOSYS) return fd.get() == -EXDEV;
+    // EPERM: a seccomp filter that does not know openat2 (older container runtimes).
+    if (fd.get() != -ENOSYS && fd.get() != -EPERM) return fd.get() == -EXDEV;
     no_openat2.store(true, std::memory_order_relaxed);
   }
 #endif
-  // Older kernels (RHEL 8's 4.18): an O_PATH open crosses onto the mount without asking
-  // the filesystem for attributes; compare the mount ids of the two descriptors.
+  // Older kernels (RHEL 8's 4.18): an O_PATH open crosses onto the mount without a
+  // getattr; compare the mount ids of the two descriptors. (NFS may still revalidate the
+  // mount's root on the way: tests/fusefs/DIFFERENCES.md.)
   sys::Fd fd(sys::openat(dirfd, name, O_PATH | O_NOFOLLOW));
   if (!fd.valid()) return false;
   int id = fd_mount_id(fd.get());
