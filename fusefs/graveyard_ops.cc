@@ -59,9 +59,10 @@ static bool moved_a_directory(Fs& fs, const Inode& inode, const std::string& ent
   const int dir = fs.graveyard->fd();
   if (dir < 0 || sys::fstatat(dir, entry.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
     return false;
-  if (int rv = fs.graveyard->restore(entry, dirfd, name); rv < 0)
+  std::string kept;
+  if (int rv = fs.graveyard->put_back_directory(entry, dirfd, name, &kept); rv < 0)
     SHIM_LOG_ERROR("[ino {}] a directory took '{}' as it was buried and cannot go back ({}): it stays as {}",
-                   inode.key.ino, name, std::strerror(-rv), fs.graveyard->keep(entry));
+                   inode.key.ino, name, std::strerror(-rv), kept);
   return true;
 }
 

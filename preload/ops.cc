@@ -31,6 +31,15 @@ void fallback(const char* op, int err) {
     SHIM_LOG_WARN("{}: cannot use the graveyard ({}); using the plain call", op, std::strerror(err));
 }
 
+// A directory that took the name between our stat and the bury went into the graveyard:
+// back to its name (never over one taken meanwhile), else kept there as k~ and said so.
+void put_back_directory(Graveyard* grave, const std::string& entry, int dirfd, const char* path) {
+  std::string kept;
+  if (int rv = grave->put_back_directory(entry, dirfd, path, &kept); rv < 0)
+    SHIM_LOG_ERROR("a directory took '{}' as it was buried and cannot go back ({}): it stays as {}", path,
+                   std::strerror(-rv), kept);
+}
+
 // GRAVE->bury, but a graveyard that is gone (an operator's rm -rf: its descriptor cannot
 // be opened again, or the rename into it says ENOENT while the source is still there) is
 // made again, once. Updates GRAVE. Without this every later delete would run plain, silently.
@@ -85,7 +94,7 @@ int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
       (now.st_dev != key.dev || now.st_ino != key.ino)) {
     if (S_ISDIR(now.st_mode)) {
       // A directory took the name in that window: unlink would have said EISDIR.
-      sys::renameat(grave->fd(), entry.c_str(), dirfd, path);
+      put_back_directory(grave, entry, dirfd, path);
       return -EISDIR;
     }
     key = {now.st_dev, now.st_ino};
@@ -144,7 +153,7 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
   if (sys::fstatat(grave->fd(), entry.c_str(), &moved, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(moved.st_mode)) {
     // A directory took the target name after our stat: put it back; the plain rename
     // then gives the kernel's answer for a directory target.
-    sys::renameat(grave->fd(), entry.c_str(), newdir, newpath);
+    put_back_directory(grave, entry, newdir, newpath);
     return kPass;
   }
   rv = sys::renameat(olddir, oldpath, newdir, newpath);

@@ -94,6 +94,10 @@ class Graveyard {
   // the owner's exit does not make it reapable. Returns where it is, for the log: the
   // new name, or ENTRY with the reason it may still be reaped.
   std::string keep(const std::string& entry);
+  // A directory that took a name between the caller's stat and bury() was moved in with
+  // it (no reaper can remove a directory entry): back to DIRFD/PATH, never over a name
+  // taken meanwhile (restore). 0, or -errno with *KEPT saying where it stays (keep()).
+  int put_back_directory(const std::string& entry, int dirfd, const char* path, std::string* kept);
 
   // Names of all entries (including ones the kernel silly-renamed in here).
   std::vector<std::string> list() const;

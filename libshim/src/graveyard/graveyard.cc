@@ -162,6 +162,13 @@ std::string Graveyard::keep(const std::string& entry) {
   return "'" + entry + "' (and may be reaped: renaming it failed too: " + std::strerror(-rv) + ")";
 }
 
+int Graveyard::put_back_directory(const std::string& entry, int dirfd, const char* path,
+                                  std::string* kept) {
+  int rv = restore(entry, dirfd, path);
+  if (rv < 0) *kept = keep(entry);
+  return rv;
+}
+
 int Graveyard::restore(const std::string& entry, int dirfd, const char* path) {
   // link + unlink instead of rename: link fails with EEXIST rather than replace a file
   // created meanwhile under the old name (renameat2's NOREPLACE is not on NFS).
