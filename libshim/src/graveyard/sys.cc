@@ -36,7 +36,7 @@ void close_from(int lowfd) {
     int batch[256];
     size_t n = 0;
     bool more = false;
-    for_each_name(dir, [&](const char* name) {
+    int listed = for_each_name(dir, [&](const char* name) {
       if (name[0] < '0' || name[0] > '9') return true;
       int fd = std::atoi(name);
       if (fd == dir || static_cast<unsigned>(fd) < low) return true;
@@ -49,6 +49,7 @@ void close_from(int lowfd) {
     });
     close(dir);
     for (size_t i = 0; i < n; ++i) close(batch[i]);
+    if (listed < 0) break;  // a listing cut short: the loop below closes the rest
     if (!more) return;
   }
   struct rlimit rl;
