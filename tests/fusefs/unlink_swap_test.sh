@@ -26,7 +26,19 @@ try:
 except OSError as e:
     print(os.strerror(e.errno))' "$T/mnt/name" > "$T/unlink.out" &
 unlinker=$!
-sleep 0.4  # the daemon has stat'ed 'name' (a held file) and waits in renameat
+# Until a thread of the daemon waits at renameat's entry (syscall 264: x86_64, where the
+# suite runs): it has stat'ed 'name', a held file, and is burying it.
+in_renameat() {
+  local pid f
+  for pid in $(pgrep -f "nfsshim-fuse.*$T/mnt"); do
+    for f in /proc/"$pid"/task/*/syscall; do
+      case $(cat "$f" 2>/dev/null) in "264 "*) return 0 ;; esac
+    done
+  done
+  return 1
+}
+for _ in $(seq 200); do in_renameat && break; sleep 0.02; done
+in_renameat || fail "the daemon never waited in renameat: the case is not made"
 mv "$T/bind/name" "$T/bind/moved" && mv "$T/bind/dir" "$T/bind/name" ||
   fail "cannot put the directory in the file's place (through bindfs, which tracks its paths)"
 wait $unlinker

@@ -29,6 +29,17 @@ static int put(const char* name, const char* data) {
   return fd;
 }
 
+static int leader_is_zombie(void) {
+  char buf[4096];
+  int fd = open("/proc/self/status", O_RDONLY);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  return strstr(buf, "\nState:\tZ") != NULL;
+}
+
 static void* worker(void* arg) {
   (void)arg;
   char tag[32], seg[4200], ck[4200], tmp[4200];
@@ -36,7 +47,11 @@ static void* worker(void* arg) {
   snprintf(seg, sizeof seg, "%s/seg", dir);
   snprintf(ck, sizeof ck, "%s/ck", dir);
   snprintf(tmp, sizeof tmp, "%s/ck.tmp", dir);
-  usleep(100 * 1000);  // the leader has exited by now
+  // Until the leader has exited: /proc/self/status says "State:\tZ (zombie)" then.
+  for (int i = 0; !leader_is_zombie(); ++i) {
+    if (i == 500) _exit(fail("the main thread did not exit within 5 s: the case is not made"));
+    usleep(10 * 1000);
+  }
   int fd = put("seg", "data");
   int fd2 = put("ck", "old");
   int fd3 = put("ck.tmp", "new");
