@@ -31,7 +31,11 @@ class Registry {
   bool empty() const { return entries_.load(std::memory_order_acquire) == 0; }
 
   // Takes ownership of ENTRY in GRAVE for KEY with the references REFS (already
-  // scanned); removes it at once if REFS is empty.
+  // scanned); removes it at once if REFS is empty. Known window: a descriptor in REFS
+  // closed (or a mapping unmapped) between the scan and this call passes its wrapper
+  // untracked, so the entry stays until the next recount or exit (disk, not data). A
+  // fix must not cost every close: a lock-free note of the release that add() checks,
+  // one handshake on the lock, the window only around scan and add (see 0ed699e).
   void add(const InodeKey& key, Graveyard* grave, const std::string& entry, const Refs& refs);
 
   // Re-reads the references of every entry; removes those with none left.

@@ -84,7 +84,8 @@ NFSSHIM_EXPORT int remove(const char* path) noexcept {
   Guard g;
   if (!g.outermost() || !anything_watched()) return real(path);
   int rv = shim_op([&] { return bury_unlink(AT_FDCWD, path); });
-  if (rv != kPass) return finish(rv);
+  // EISDIR: a directory took the name as we buried it (put back): remove goes on to rmdir.
+  if (rv != kPass && rv != -EISDIR) return finish(rv);
   // glibc's remove of a directory tries unlink first: a success leaves its EISDIR.
   return rmdir_or_sweep([&] { return real(path); }, AT_FDCWD, path, EISDIR);
 }

@@ -136,9 +136,11 @@ void check_graveyard(Doctor* d) {
   // written), or a directory between root and PATH (burying goes by root).
   for (const auto& g : d->cfg.graveyards) {
     std::string m = resolved_mount(g.first);
-    if (m != g.first)  // compared as written (config.h): this one never matches
+    if (m != g.first) {  // compared as written (config.h): this one never matches
       d->problems.push_back("graveyard mapping '" + g.first + "=" + g.second + "' is not used: '" + g.first +
                             "' is not a real path (it resolves to '" + m + "'): write '" + m + "'");
+      continue;  // one problem per mapping
+    }
     if (m != root && path_within(d->real, m) && path_within(m, root))
       d->problems.push_back("graveyard mapping '" + g.first + "=" + g.second + "' is not used: '" + g.first +
                             "' is neither a watched directory nor an NFS mount point (the graveyard of '" +
