@@ -239,23 +239,19 @@ TEST(Config, AFileLargerThan1MiBIsRefused) {
 // '.nfs'", "that be a file name", "that be at most 200 bytes").
 TEST(Config, GraveyardNameMessagesAreWhole) {
   struct Case {
-    const char* value;
+    std::string value;
     const char* says;
   } cases[] = {{".nfsgrave", "a directory name that must not start with '.nfs'"},
                {"..", "a directory name that must be a file name"},
-               {"a/b", "a directory name that must be one path component, without '/'"}};
+               {"a/b", "a directory name that must be one path component, without '/'"},
+               {std::string(201, 'g'), "that must be at most 200 bytes"}};
   for (const auto& k : cases) {
     Config c;
     std::vector<ConfigError> errs;
-    parse_config_text(&c, std::string("graveyard_name = ") + k.value + "\n", "n.conf", &errs);
+    parse_config_text(&c, "graveyard_name = " + k.value + "\n", "n.conf", &errs);
     ASSERT_EQ(errs.size(), 1u) << k.value;
     EXPECT_NE(errs[0].message.find(k.says), std::string::npos) << errs[0].message;
   }
-  Config c;
-  std::vector<ConfigError> errs;
-  parse_config_text(&c, "graveyard_name = " + std::string(201, 'g') + "\n", "n.conf", &errs);
-  ASSERT_EQ(errs.size(), 1u);
-  EXPECT_NE(errs[0].message.find("that must be at most 200 bytes"), std::string::npos) << errs[0].message;
 }
 
 // " = 5" gave "c1.conf:14: : unknown setting"; NFSSHIM_=5 the same from the environment.
