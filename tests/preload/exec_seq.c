@@ -23,11 +23,6 @@ static int entries(void) {
   return n < 0 ? 0 : n;
 }
 
-static int fail(const char* why) {
-  fprintf(stderr, "FAIL: %s\n", why);
-  return 1;
-}
-
 // Creates DIR/exec_seq.PID.I, keeps it open (across exec: no O_CLOEXEC) and unlinks it.
 static int hold_and_unlink(const char* dir, int i) {
   char file[4096];

@@ -14,11 +14,6 @@
 
 static char grave[4096];
 
-static int fail(const char* why) {
-  fprintf(stderr, "FAIL: %s\n", why);
-  return 1;
-}
-
 // Creates DIR/NAME, keeps it open as descriptor KEEP (above the host's close loop) and
 // unlinks it: it is buried.
 static int held_and_unlinked(const char* dir, const char* name, int keep) {

@@ -10,11 +10,6 @@
 
 #include "names_with.h"
 
-static int fail(const char* why) {
-  fprintf(stderr, "FAIL: %s\n", why);
-  return 1;
-}
-
 // Creates DIR/NAME, unlinks it while open; returns the descriptor (or -1).
 static int held_and_unlinked(const char* dir, const char* name) {
   char path[4200];

@@ -22,11 +22,6 @@ static int entries(pid_t pid) {
   return n < 0 ? 0 : n;
 }
 
-static int fail(const char* why) {
-  fprintf(stderr, "FAIL: %s\n", why);
-  return 1;
-}
-
 int main(int argc, char** argv) {
   if (argc != 2) return fail("usage: vfork_exit WATCHED_DIR");
   char file[4096];

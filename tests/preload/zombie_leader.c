@@ -16,11 +16,6 @@
 
 static char dir[4096], grave[4200];
 
-static int fail(const char* why) {
-  fprintf(stderr, "FAIL: %s\n", why);
-  return 1;
-}
-
 static int put(const char* name, const char* data) {
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", dir, name);
