@@ -1,6 +1,7 @@
 #include "state.h"
 
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -80,10 +81,18 @@ void init_process() {
   ErrnoKeeper keep;
   resolve_mmap_symbols();
   std::vector<ConfigError> errors;
-  g_config = new Config(load_config(environ, &errors));
+  // Secure execution (set-user-ID, set-group-ID, file capabilities; the shim gets there
+  // through /etc/ld.so.preload): the environment is the caller's, and NFSSHIM_CONFIG,
+  // NFSSHIM_LOG=file:, NFSSHIM_STATS_DIR would have the program read and write files of
+  // its owner for them. Only /etc/nfsshim.conf counts there.
+  const bool secure = getauxval(AT_SECURE) != 0;
+  bool ignored = false;
+  for (char** e = environ; secure && e && *e; ++e) ignored = ignored || std::strncmp(*e, "NFSSHIM_", 8) == 0;
+  g_config = new Config(load_config(secure ? nullptr : environ, &errors));
   std::string why;
   if (!log::init("nfsshim", g_config->log_target, g_config->log_level, &why))
     SHIM_LOG_ERROR("{}", why);
+  if (ignored) SHIM_LOG_WARN("secure-execution program: NFSSHIM_* environment ignored, /etc/nfsshim.conf only");
   for (const auto& e : errors)
     SHIM_LOG_ERROR("bad setting ignored, default kept: {}", e.str());
   if (!g_config->enabled) return;
