@@ -41,13 +41,15 @@ void put_back_directory(Graveyard* grave, const std::string& entry, int dirfd, c
 }
 
 // GRAVE->bury, but a graveyard that is gone (an operator's rm -rf: its descriptor cannot
-// be opened again, or the rename into it says ENOENT while the source is still there) is
-// made again, once. Updates GRAVE. Without this every later delete would run plain, silently.
+// be opened again, or the rename into it says ENOENT while the source is still there; on
+// NFS, removed from another client, ESTALE) is made again, once. Updates GRAVE. Without
+// this every later delete would run plain (a silly rename).
 int bury_into(Graveyard** grave, int dirfd, const char* path, dev_t dev, std::string* entry) {
   int rv = (*grave)->bury(dirfd, path, 'b', entry);
   struct stat st;
-  if (rv != -EBADF && !(rv == -ENOENT && sys::fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0))
-    return rv;
+  const bool dir_gone = rv == -EBADF || ((rv == -ENOENT || rv == -ESTALE) &&
+                                         sys::fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0);
+  if (!dir_gone) return rv;
   Graveyard* again = Watcher::get().graveyard_again(*grave, dirfd, path, dev);
   if (!again) return rv == -ENOENT ? -ESTALE : rv;  // not "the source is gone": logged
   *grave = again;

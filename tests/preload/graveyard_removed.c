@@ -1,7 +1,9 @@
-// graveyard_removed WATCH_DIR: an operator removes the graveyard directory while the process
-// runs (rm -rf from a shell without the shim). The next unlink of a held file must make the
-// graveyard again and bury the file there, not silently run the plain call. WATCH_DIR must
-// be this test's own: the whole graveyard is removed. Exit 0 and "PASS" if so.
+// graveyard_removed WATCH_DIR [SERVER_VIEW]: an operator removes the graveyard directory while
+// the process runs (rm -rf from a shell without the shim; with SERVER_VIEW, the directory on
+// the NFS server that WATCH_DIR shows, as from another NFS client: our descriptor then says
+// ESTALE, not ENOENT). The next unlink of a held file must make the graveyard again and bury
+// the file there, not silently run the plain call. WATCH_DIR must be this test's own: the
+// whole graveyard is removed. Exit 0 and "PASS" if so.
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +22,10 @@ static int held_and_unlinked(const char* dir, const char* name) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) return fail("usage: graveyard_removed WATCH_DIR");
-  char grave[4300], top[4200], cmd[4300], tag[32];
+  if (argc != 2 && argc != 3) return fail("usage: graveyard_removed WATCH_DIR [SERVER_VIEW]");
+  char grave[4300], top[4200], cmd[4300], tag[32], removed[4200];
   snprintf(top, sizeof top, "%s/.graveyard.nfsshim", argv[1]);
+  snprintf(removed, sizeof removed, "%s/.graveyard.nfsshim", argv[argc - 1]);
   snprintf(grave, sizeof grave, "%s/u%d", top, (int)geteuid());
   snprintf(tag, sizeof tag, "~%d~", (int)getpid());
 
@@ -32,8 +35,8 @@ int main(int argc, char** argv) {
   close(fd);
   if (names_with(grave, tag) != 0) return fail("the last close of a did not remove its entry");
 
-  snprintf(cmd, sizeof cmd, "env -u LD_PRELOAD rm -rf '%s'", top);
-  if (system(cmd) != 0 || access(top, F_OK) == 0) return fail("rm -rf of the graveyard");
+  snprintf(cmd, sizeof cmd, "env -u LD_PRELOAD rm -rf '%s'", removed);
+  if (system(cmd) != 0 || access(removed, F_OK) == 0) return fail("rm -rf of the graveyard");
 
   for (int i = 0; i < 2; ++i) {
     fd = held_and_unlinked(argv[1], "b");
