@@ -59,6 +59,18 @@ int bury_into(Graveyard** grave, int dirfd, const char* path, dev_t dev, std::st
   return rv;
 }
 
+// Runs F, the bookkeeping after the file went into the graveyard, and returns 0: the call
+// has happened. An allocation failing there (bad_alloc) must not send the plain call after
+// it, which would say ENOENT; untracked, the entry stays until a reaper finds us gone.
+template <typename F>
+int after_bury(F f) noexcept {
+  try {
+    f();
+  } catch (...) {
+  }
+  return 0;
+}
+
 // Buries DIRFD/PATH (expected to be inode KEY). In mode=referenced only if this
 // process references it. Returns 0 if buried, kPass if the plain call should run.
 int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
@@ -102,14 +114,15 @@ int bury(int dirfd, const char* path, const struct stat& st, const char* op) {
     key = {now.st_dev, now.st_ino};
     scanned = false;
   }
-  if (!scanned) {  // mode=all, or the inode changed under us
-    // Descriptors are enough to know it is held: the mappings are read at the next
-    // recount (a close of one of these fds), before anything could be removed.
-    refs = scan_refs({key}, -1, true)[0];
-    Counters::inc(counters().scans);
-  }
-  Registry::get().add(key, grave, entry, refs);
-  return 0;
+  return after_bury([&] {
+    if (!scanned) {  // mode=all, or the inode changed under us
+      // Descriptors are enough to know it is held: the mappings are read at the next
+      // recount (a close of one of these fds), before anything could be removed.
+      refs = scan_refs({key}, -1, true)[0];
+      Counters::inc(counters().scans);
+    }
+    Registry::get().add(key, grave, entry, refs);
+  });
 }
 
 }  // namespace
@@ -176,17 +189,18 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     return rv;
   }
   Counters::inc(counters().buried);
-  // The references read above are the buried file's, unless another file took the name
-  // between our stat and the bury: then that one's.
-  struct stat now;
-  if (sys::fstatat(grave->fd(), entry.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-      (now.st_dev != key.dev || now.st_ino != key.ino)) {
-    key = {now.st_dev, now.st_ino};
-    refs = scan_refs({key}, -1, true)[0];
-    Counters::inc(counters().scans);
-  }
-  reg.add(key, grave, entry, refs);
-  return 0;
+  return after_bury([&] {
+    // The references read above are the buried file's, unless another file took the name
+    // between our stat and the bury: then that one's.
+    struct stat now;
+    if (sys::fstatat(grave->fd(), entry.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (now.st_dev != key.dev || now.st_ino != key.ino)) {
+      key = {now.st_dev, now.st_ino};
+      refs = scan_refs({key}, -1, true)[0];
+      Counters::inc(counters().scans);
+    }
+    reg.add(key, grave, entry, refs);
+  });
 }
 
 int sweep_rmdir(int dirfd, const char* path) {

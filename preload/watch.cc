@@ -37,16 +37,17 @@ void Watcher::refresh_locked(bool force) {
   // filesystems. The magic number is checked when a mount is first used (visit).
   // A failed read (EMFILE, ENOMEM) keeps the table we have: an empty one would turn every
   // delete on NFS into the plain call, silly renames and all, until the next refresh.
+  // Built aside and swapped in at the end: an allocation failing (bad_alloc) keeps the old
+  // tables whole.
   bool ok = false;
   // The thread's: an exited leader's /proc/self has no mount table.
   auto all = read_mountinfo("/proc/thread-self/mountinfo", &ok);
   if (!ok) all = read_mountinfo("/proc/self/mountinfo", &ok);
-  if (ok) {
-    mounts_.clear();
+  std::vector<Mount> mounts;
+  if (ok)
     for (auto& m : all)
-      if (is_nfs_fstype(m.fstype)) mounts_.push_back(std::move(m));
-  }
-  watch_dirs_.clear();
+      if (is_nfs_fstype(m.fstype)) mounts.push_back(std::move(m));
+  std::vector<WatchDir> watch_dirs;
   for (const auto& d : config().watch) {
     struct stat st, up;
     char real[PATH_MAX];
@@ -56,8 +57,10 @@ void Watcher::refresh_locked(bool force) {
     w.dev = st.st_dev;
     w.path = real;
     w.whole = sys::fstatat(AT_FDCWD, (w.path + "/..").c_str(), &up, 0) == 0 && up.st_dev != st.st_dev;
-    watch_dirs_.push_back(std::move(w));
+    watch_dirs.push_back(std::move(w));
   }
+  if (ok) mounts_.swap(mounts);
+  watch_dirs_.swap(watch_dirs);
   dev_cache_.clear();
   // The answer first, then its time: any()'s lock-free path trusts any_ only once it sees
   // a fresh time, so no thread takes the initial "nothing watched" while the first read
@@ -67,13 +70,17 @@ void Watcher::refresh_locked(bool force) {
   refreshed_at_.store(now, std::memory_order_release);
 }
 
-bool Watcher::any() {
+bool Watcher::any() noexcept {
   // Lock-free until the once-a-second refresh is due.
   // Acquire: pairs with refresh_locked's release, so any_ is at least that refresh's.
   if (coarse_seconds() - refreshed_at_.load(std::memory_order_acquire) < 1)
     return any_.load(std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(mu_0);
-  refresh_locked(false);
+  // Called outside the wrappers' try blocks: out of memory, the tables we have answer.
+  try {
+    std::lock_guard<std::mutex> lock(mu_0);
+    refresh_locked(false);
+  } catch (...) {
+  }
   return any_.load(std::memory_order_relaxed);
 }
 

@@ -27,7 +27,7 @@ class Watcher {
   // the directory is the root of its filesystem, else a look at the parent's path).
   bool watched(int dirfd, const char* path, dev_t dev);
   // True if any filesystem is watched right now (refreshes the mount table when stale).
-  bool any();
+  bool any() noexcept;
 
   // The graveyard for a file at DIRFD/PATH on DEV. CREATE makes it if missing. Returns
   // null and logs once per mount if it cannot be used; the caller then falls back to
