@@ -141,6 +141,16 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
     return (void)fuse_reply_err(req, -rv);
   }
   auto inode = fs.inodes->get(e.ino);
+  // The name may hold another file by now: a racer on SOURCE (or another NFS client)
+  // renamed one over ours. Handed that entry with our descriptor, the caller would get
+  // another user's file (its attributes; with passthrough its data as well, and its later
+  // opens our file). ESTALE makes the kernel look the name up again, with its own checks.
+  struct stat opened;
+  if (!inode || ::fstat(fd, &opened) != 0 || !(key_of(opened) == inode->key)) {
+    ::close(fd);
+    if (inode) fs.inodes->forget(e.ino, 1);
+    return (void)fuse_reply_err(req, ESTALE);
+  }
   open_ref(*inode);
   fi->fh = static_cast<uint64_t>(fd);
   set_open_flags(fs, *inode, fi);

@@ -74,6 +74,33 @@ for kind in symlink fifo regular; do
   unmount_shim "$T/mnt"
 done
 
+# create(2): the daemon creates and opens the file, then looks its name up for the entry.
+# A racer who renamed uid 1234's 0600 file over the new name in between must not get it:
+# before, the kernel tied the caller's descriptor to that entry (its owner and mode in
+# fstat; with passthrough its data, and the victim's later opens the racer's file).
+victim=$T/back/d/victim-create
+echo "secret of uid 1234" > "$victim"
+chown 1234:1234 "$victim"
+chmod 600 "$victim"
+NODE_SWAP="n-create:$victim" LD_PRELOAD=$swap_lib mount_shim "$T/back" "$T/mnt"
+out=$(as_nobody /usr/bin/python3 -c "
+import os, sys
+try:
+    fd = os.open('$M/n-create', os.O_RDWR | os.O_CREAT, 0o600)
+except OSError as e:
+    print('open:', e.strerror); sys.exit(0)
+st = os.fstat(fd)
+print('opened: uid %d mode %o, read %r' % (st.st_uid, st.st_mode & 0o7777, os.read(fd, 100)))
+os.write(fd, b'OWNED-BY-NOBODY')
+os.close(fd)" 2>&1)
+echo "create while a racer swaps uid 1234's file in: $out"
+[ -e "$T/back/d/n-create.made" ] || fail "create: the race harness did not swap (no n-create.made)"
+grep -q secret <<<"$out" && fail "create: uid 65534 read uid 1234's file: $out"
+grep -q "uid 1234" <<<"$out" && fail "create: uid 65534's descriptor is uid 1234's file: $out"
+[ "$(cat "$T/back/d/n-create")" = "secret of uid 1234" ] || fail "create: uid 1234's file now holds '$(cat "$T/back/d/n-create")'"
+grep -q "^open: Permission denied" <<<"$out" || fail "create: want EACCES (the name holds uid 1234's 0600 file), got: $out"
+unmount_shim "$T/mnt"
+
 # Made as the caller: its owner and group; its supplementary groups count (a directory
 # writable by group 4242 only); a set-group-ID directory's group is inherited.
 mount_shim "$T/back" "$T/mnt"
