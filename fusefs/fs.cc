@@ -146,4 +146,12 @@ bool Fs::local_fs(const Inode& inode) const {
   return ::fstatfs(inode.fd.get(), &sfs) == 0 && local_fs_type(sfs.f_type);
 }
 
+int sticky_check(fuse_req_t req, int dirfd, const struct stat& victim) {
+  const uid_t uid = fuse_req_ctx(req)->uid;
+  if (uid == 0 || victim.st_uid == uid) return 0;
+  struct stat dir;
+  if (::fstat(dirfd, &dir) != 0) return -errno;
+  return (dir.st_mode & S_ISVTX) && dir.st_uid != uid ? -EPERM : 0;
+}
+
 }  // namespace nfsshim::fuse

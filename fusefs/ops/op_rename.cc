@@ -53,6 +53,13 @@ void rename(fuse_req_t req, fuse_ino_t parent_ino, const char* name, fuse_ino_t 
   if (fs.hidden_name(*parent, name)) return (void)fuse_reply_err(req, ENOENT);
   if (fs.hidden_name(*newparent, newname)) return (void)fuse_reply_err(req, EPERM);  // reserved
   const int olddir = parent->fd.get(), newdir = newparent->fd.get();
+  // The sticky rule for the source and for a target it replaces (or exchanges with).
+  struct stat st;
+  int rv = sys::fstatat(olddir, name, &st, AT_SYMLINK_NOFOLLOW);
+  if (rv == 0) rv = sticky_check(req, olddir, st);
+  if (rv == 0 && !(flags & RENAME_NOREPLACE) && sys::fstatat(newdir, newname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    rv = sticky_check(req, newdir, st);
+  if (rv < 0) return (void)fuse_reply_err(req, -rv);
 
   auto victim = replaced_inode(fs, olddir, name, newdir, newname, flags);
   // A local filesystem keeps the replaced file for its holders by itself: the plain rename,
@@ -67,7 +74,7 @@ void rename(fuse_req_t req, fuse_ino_t parent_ino, const char* name, fuse_ino_t 
     buried = bury(fs, *victim, newdir, newname, true);
     if (buried < 0) buried = 0;  // the target vanished: the rename says what happens now
   }
-  int rv = do_rename(olddir, name, newdir, newname, flags);
+  rv = do_rename(olddir, name, newdir, newname, flags);
   if (buried == 1) {
     if (rv < 0) unbury(fs, *victim, newdir, newname);
     release_ref(fs, *victim);  // the pin: the entry goes now if nothing else holds the file
