@@ -2,6 +2,7 @@
 #include "as_caller.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -124,5 +125,28 @@ int AsCaller::chown_group(int dirfd, const char* name) const {
 }
 
 int AsCaller::chown_group(int dirfd, int fd) const { return give_group(group_, dirfd, fd, "", AT_EMPTY_PATH); }
+
+CallerUmask::CallerUmask(fuse_req_t req, const Fs& fs) {
+  if (!fs.posix_acl) return;  // the kernel applied it
+  const mode_t caller = fuse_req_ctx(req)->umask & 0777;
+  // 1: this thread has its own umask; -1: it cannot (then the mode is masked).
+  static thread_local int own = 0;
+  if (own == 0) {
+    own = ::unshare(CLONE_FS) == 0 ? 1 : -1;
+    if (own < 0 && log::first_time("umask-unshare"))
+      SHIM_LOG_WARN("unshare(CLONE_FS): {}; new nodes get the caller's umask even under a default ACL",
+                    std::strerror(errno));
+  }
+  if (own > 0) {
+    ::umask(caller);
+    set_ = true;
+  } else {
+    mask_ = caller;
+  }
+}
+
+CallerUmask::~CallerUmask() {
+  if (set_) ::umask(0);  // the daemon's: backing calls create with the mode they are given
+}
 
 }  // namespace nfsshim::fuse

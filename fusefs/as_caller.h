@@ -49,4 +49,22 @@ class AsCaller {
   std::vector<gid_t> groups_;
 };
 
+// With FUSE_POSIX_ACL the kernel sends a new node's mode unmasked and the caller's umask
+// beside it: the umask applies unless the directory has a default ACL, which only the
+// backing filesystem knows. So the thread takes the caller's umask for the creation (its
+// own umask: unshare(CLONE_FS), once per thread); where that fails the mode is masked here.
+class CallerUmask {
+ public:
+  CallerUmask(fuse_req_t req, const Fs& fs);
+  ~CallerUmask();
+  CallerUmask(const CallerUmask&) = delete;
+  CallerUmask& operator=(const CallerUmask&) = delete;
+  // The mode to create with.
+  mode_t mode(mode_t m) const { return m & ~mask_; }
+
+ private:
+  bool set_ = false;
+  mode_t mask_ = 0;
+};
+
 }  // namespace nfsshim::fuse

@@ -10,7 +10,7 @@
 namespace nfsshim::fuse::ops {
 namespace {
 
-// MAKE(dirfd) creates PARENT/NAME and returns 0 or -errno. It runs as the caller
+// MAKE(dirfd, umask) creates PARENT/NAME (with umask.mode(mode)) and returns 0 or -errno. It runs as the caller
 // (as_caller.h): the node is the caller's from the start, nothing to give it afterwards.
 template <typename Make>
 void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Make make) {
@@ -20,9 +20,10 @@ void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Make mak
   if (fs.hidden_name(*parent, name)) return (void)fuse_reply_err(req, EEXIST);
   int rv;
   {
+    CallerUmask um(req, fs);
     AsCaller as(req, fs);
     rv = as.error();
-    if (rv == 0) rv = make(parent->fd.get());
+    if (rv == 0) rv = make(parent->fd.get(), um);
     if (rv == 0) rv = as.chown_group(parent->fd.get(), name);
   }
   fuse_entry_param e{};
@@ -34,17 +35,19 @@ void make_node(fuse_req_t req, fuse_ino_t parent_ino, const char* name, Make mak
 }  // namespace
 
 void mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  make_node(req, parent, name, [&](int dirfd) { return sys::mkdirat(dirfd, name, mode); });
+  make_node(req, parent, name, [&](int dirfd, const CallerUmask& um) { return sys::mkdirat(dirfd, name, um.mode(mode)); });
 }
 
 void mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   make_node(req, parent, name,
-            [&](int dirfd) { return static_cast<int>(neg(::mknodat(dirfd, name, mode, rdev))); });
+            [&](int dirfd, const CallerUmask& um) {
+    return static_cast<int>(neg(::mknodat(dirfd, name, um.mode(mode), rdev)));
+  });
 }
 
 void symlink(fuse_req_t req, const char* link, fuse_ino_t parent, const char* name) {
   make_node(req, parent, name,
-            [&](int dirfd) { return static_cast<int>(neg(::symlinkat(link, dirfd, name))); });
+            [&](int dirfd, const CallerUmask&) { return static_cast<int>(neg(::symlinkat(link, dirfd, name))); });
 }
 
 }  // namespace nfsshim::fuse::ops

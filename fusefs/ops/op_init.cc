@@ -27,6 +27,15 @@ void init(void* userdata, fuse_conn_info* conn) {
   // process on this host (they are not forwarded to the NFS server).
   want(FUSE_CAP_POSIX_LOCKS, false);
   want(FUSE_CAP_FLOCK_LOCKS, false);
+  // The kernel checks permissions (default_permissions) with the mode bits alone unless
+  // it may read POSIX ACLs (system.posix_acl_access, through getxattr): without, an ACL on
+  // SOURCE that denies a user is not seen, and the daemon, root, opens for them anyway.
+#ifdef FUSE_CAP_POSIX_ACL
+  want(FUSE_CAP_POSIX_ACL, true);
+  fs.posix_acl = (conn->want & FUSE_CAP_POSIX_ACL) != 0;
+#endif
+  if (!fs.posix_acl)
+    SHIM_LOG_WARN("the kernel does not offer FUSE_POSIX_ACL: POSIX ACLs on SOURCE are not checked");
   // libfuse already raised max_write to its buffer (1 MiB with max_pages on 3.6+).
   SHIM_LOG_INFO("connection: protocol {}.{}, max_write {}, max_readahead {}, splice of replies {}, "
                 "of requests {}{}, writeback cache {}",

@@ -120,11 +120,12 @@ void create(fuse_req_t req, fuse_ino_t parent_ino, const char* name, mode_t mode
   // bits), and on NFS the server sees the caller.
   int fd;
   {
+    CallerUmask um(req, fs);
     AsCaller as(req, fs);
     fd = as.error();
     if (fd == 0)
-      fd = static_cast<int>(
-          neg(::openat(parent->fd.get(), name, backing_flags(fs, fi->flags) | O_CREAT | O_EXCL | O_NOFOLLOW, mode)));
+      fd = static_cast<int>(neg(::openat(parent->fd.get(), name,
+                                         backing_flags(fs, fi->flags) | O_CREAT | O_EXCL | O_NOFOLLOW, um.mode(mode))));
     if (fd == -EEXIST && !(fi->flags & O_EXCL)) fd = -ESTALE;
     if (fd >= 0) {
       if (int rv = as.chown_group(parent->fd.get(), fd); rv < 0) {

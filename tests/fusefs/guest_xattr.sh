@@ -1,10 +1,12 @@
 #!/bin/bash
 # guest_xattr.sh (runs as root inside the UML guest of uml_xattr_test.sh, Linux 6.1).
 # NFSSHIM_BUILD: the build tree; MODROOT: the guest's module tree.
-# Before Linux 6.2 a FUSE mount that does not ask for FUSE_POSIX_ACL (nfsshim-fuse does not)
-# gets system.posix_acl_access as a plain setxattr with no owner check by the kernel, and
-# -o default_permissions does not cover system.*. The daemon runs as root: unless it sets
-# the xattr as the caller, the backing filesystem's owner check passes for anyone.
+# Before Linux 6.2 a FUSE mount that does not ask for FUSE_POSIX_ACL (nfsshim-fuse did not
+# until 2026-12-05; a kernel may not offer it) gets system.posix_acl_access as a plain
+# setxattr with no owner check by the kernel, and -o default_permissions does not cover
+# system.*. The daemon runs as root: unless it sets the xattr as the caller, the backing
+# filesystem's owner check passes for anyone. (With FUSE_POSIX_ACL the kernel checks the
+# owner of an ACL itself; other system.* names still reach the daemon unchecked.)
 # SOURCE is a tmpfs (CONFIG_TMPFS_POSIX_ACL=y in Debian's UML kernel). Then the same with a
 # daemon run by uid 1000, which cannot take another caller's identity.
 set -uo pipefail
@@ -80,6 +82,15 @@ out=$(nobody "$acl" grant "$view2/file")
 echo "grant through uid 1000's mount: $out (u1000's file now mode $(stat -c %a "$own/file") on SOURCE)"
 [[ $out == "grant: Operation not permitted" ]] || { log=$log2; fail "grant through uid 1000's mount: '$out' (expected EPERM)"; }
 [ "$(stat -c %a "$own/file")" = 600 ] || fail "u1000's file is now mode $(stat -c %a "$own/file")"
+# An xattr the kernel passes on unchecked (system.*, not an ACL: with FUSE_POSIX_ACL the
+# kernel refused the grant above itself) reaches the daemon, which cannot switch: EPERM.
+out=$(nobody /usr/bin/python3 -c "import os, sys
+try:
+    os.setxattr(sys.argv[1], 'system.nfsshim_test', b'x'); print('set')
+except OSError as e:
+    print(e.strerror)" "$view2/file")
+echo "system.nfsshim_test through uid 1000's mount: $out"
+[[ $out == "Operation not permitted" ]] || { log=$log2; fail "system.* xattr through uid 1000's mount: '$out' (expected EPERM)"; }
 grep -q "cannot act as the calling user (uid 65534).*setxattr and removexattr by other users fail with EPERM" "$log2" ||
   { log=$log2; fail "no warning that the daemon cannot switch"; }
 setpriv --reuid=1000 --regid=1000 --clear-groups "$acl" grant "$view2/file" || fail "uid 1000 cannot set an ACL on its own file through its mount"
