@@ -43,6 +43,12 @@ class FileIo {
   virtual ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
                         int stable) = 0;
   virtual int commit(const nfs::Cred& c) = 0;
+  // Data kept for COMMIT that the server may have lost: written before its last restart as
+  // the engine saw it (v3: a reconnect, v4.1: a new client id; UnstableWriter::
+  // kept_before_restart). commit_if_restarted commits it now, which re-sends it on the
+  // server's new verifier: 1 done, 0 none such, -errno.
+  virtual bool kept_before_restart() = 0;
+  virtual int commit_if_restarted() = 0;
   // True when the server promised to keep the file's data after its last name is removed
   // until every open of ours is closed (v4.1 OPEN4_RESULT_PRESERVE_UNLINKED on each open,
   // none in flight). Never for v3.

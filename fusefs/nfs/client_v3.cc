@@ -25,6 +25,8 @@ class FileIo3 final : public FileIo {
     return writer_.write(c, off, std::move(data), stable);
   }
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
+  bool kept_before_restart() override { return writer_.kept_before_restart(); }
+  int commit_if_restarted() override { return writer_.commit_if_restarted(); }
   bool server_keeps_unlinked() override { return false; }
 
  private:

@@ -51,7 +51,7 @@ class FileIo41 final : public FileIo {
               return e_.write(c, o.open, off, len, buf, stable, verfs, owner);
             },
             [this](const nfs::Cred& c, nfs::WriteVerf* verf) { return e_.commit(c, fh_, verf); },
-            nfs::UnstableWriter::kMaxRetained, limit) {}
+            nfs::UnstableWriter::kMaxRetained, limit, [this] { return e_.restart_generation(); }) {}
 
   int open(const nfs::Cred& c, int flags, std::unique_ptr<CreatedOpen> created,
            uint64_t* handle) override {
@@ -97,6 +97,8 @@ class FileIo41 final : public FileIo {
     return writer_.write(c, off, std::move(data), stable);
   }
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
+  bool kept_before_restart() override { return writer_.kept_before_restart(); }
+  int commit_if_restarted() override { return writer_.commit_if_restarted(); }
 
   int getlk(const nfs::Cred& c, uint64_t handle, uint64_t owner, struct flock* lk) override {
     Open o = pick(handle, nfs4::OPEN4_SHARE_ACCESS_READ | nfs4::OPEN4_SHARE_ACCESS_WRITE);

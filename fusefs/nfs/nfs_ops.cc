@@ -145,14 +145,47 @@ void wait_overlapping(NfsFs& fs, const std::shared_ptr<Node>& n, uint64_t off, u
   while (n->wb.wait_overlapping(off, len, &b)) send_batch(fs, *n, io_of(n), std::move(b));
 }
 
+// A server that restarted may have lost what N's writer keeps for COMMIT (written
+// UNSTABLE, answered, not committed yet): it then has an older size and older bytes. The
+// kernel would take that size (a shrink: an O_APPEND write goes to the old end, over our
+// data, and the COMMIT's re-send then puts back only what that write did not cover) and
+// reads would return the old bytes. The kernel's NFS client keeps such data in its page
+// cache and never shrinks i_size while it has unstable pages; we keep no cache, so the
+// data goes back to the server before its size or bytes are used: a COMMIT, whose new
+// verifier makes the writer re-send it. Only for data written before the engine last saw
+// the server come back (a v3 reconnect, a v4.1 new client id): otherwise nothing is sent.
+// Called after a fetch from the server, since the restart may be noticed during it.
+// 1 committed (fetch again), 0 nothing such kept, -errno: the re-send failed and the
+// server's view is not the file, so the caller fails rather than hand it on.
+int restore_lost(const std::shared_ptr<Node>& n) {
+  auto io = io_of(n);
+  int rv = io ? io->commit_if_restarted() : 0;
+  if (rv < 0)
+    SHIM_LOG_WARN("[ino {}] re-sending written data the restarted server may have lost: {}", n->ino,
+                  std::strerror(-rv));
+  return rv;
+}
+
+// GETATTR of N, after restore_lost if it was needed.
+int fetch_attr(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, nfs::Attr* a) {
+  int rv = fs.client->getattr(c, n->fh, a);
+  if (rv < 0) return rv;
+  rv = restore_lost(n);
+  return rv > 0 ? fs.client->getattr(c, n->fh, a) : rv;
+}
+
 // A, the attributes of FH fetched by a call begun at POINT (WriteBehind::now()), fetched
 // again if a write of the file answered before POINT may have landed meanwhile: their
-// size would set the file back in the kernel (write_behind.h). 0 or -errno.
+// size would set the file back in the kernel (write_behind.h); or if the server may have
+// lost written data (restore_lost). 0 or -errno.
 int settle_attr(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& fh, uint64_t point, nfs::Attr* a) {
   auto n = fs.nodes->find(fh);
-  if (!n || !n->wb.raced(point)) return 0;
-  wait_before(fs, n, point);
-  return fs.client->getattr(c, fh, a);
+  if (!n) return 0;
+  const bool raced = n->wb.raced(point);
+  if (raced) wait_before(fs, n, point);
+  int lost = restore_lost(n);
+  if (lost < 0) return lost;
+  return raced || lost > 0 ? fs.client->getattr(c, fh, a) : 0;
 }
 
 // Replies the entry of a call begun at POINT that returned RV with FH and A, or its error.
@@ -208,7 +241,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) noexcept {
   NODE_OR_FAIL(n, req, ino);
   wait_before(fs_of(req), n, WriteBehind::now());  // the size the kernel takes includes them
   nfs::Attr a;
-  int rv = fs_of(req).client->getattr(cred_of(req, false), n->fh, &a);
+  int rv = fetch_attr(fs_of(req), cred_of(req, false), n, &a);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
@@ -256,7 +289,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   }
   int rv = fs.client->setattr(c, n->fh, sa);
   nfs::Attr a;
-  if (rv == 0) rv = fs.client->getattr(c, n->fh, &a);
+  if (rv == 0) rv = fetch_attr(fs, c, n, &a);
   if (rv < 0) {
     fuse_reply_err(req, -rv);
     return;
@@ -643,7 +676,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
     waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
     // Close-to-open: fresh attributes at every open; the page cache is dropped (keep_cache 0).
     nfs::Attr a;
-    rv = fs.client->getattr(c, n->fh, &a);
+    rv = fetch_attr(fs, c, n, &a);
     if (rv == 0 && changed_since_last_open(*n, a)) {
       // The kernel's attributes may be older (attr_timeout): a read stops at the size it
       // holds, so another client's append would be cut off. Dropped, it asks again.
@@ -727,6 +760,12 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     // producer appending meanwhile) must not hold it.
     wait_before(fs_of(req), n, point);
     rv = io->read(*open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
+  }
+  if (rv >= 0) {
+    // The server may have lost written bytes (a restart): they go back, and the read again.
+    int lost = restore_lost(n);
+    if (lost > 0) rv = io->read(*open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
+    else if (lost < 0) rv = lost;
   }
   if (rv < 0) {
     // A page-in answered with an error is a SIGBUS in the application.
@@ -1048,11 +1087,15 @@ int load_listing(fuse_req_t req, NfsFs& fs, DirHandle* d) {
   return 0;
 }
 
-// True if the attributes of FH read at POINT may predate an answered write (write_behind.h):
-// the entry then goes without them and the kernel looks the name up.
+// True if the attributes of FH read at POINT may predate an answered write (write_behind.h),
+// or a restarted server may have lost written data of it (restore_lost): the entry then
+// goes without them and the kernel looks the name up (LOOKUP puts the data back first).
 bool raced(NfsFs& fs, const nfs::Fh& fh, uint64_t point) {
   auto n = fs.nodes->find(fh);
-  return n && n->wb.raced(point);
+  if (!n) return false;
+  if (n->wb.raced(point)) return true;
+  auto io = io_of(n);
+  return io && io->kept_before_restart();
 }
 
 void do_readdir(fuse_req_t req, size_t size, off_t off, fuse_file_info* fi, bool plus) {

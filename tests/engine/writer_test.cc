@@ -357,6 +357,43 @@ TEST(UnstableWriter, AFailedResendKeepsWhatIsNotStableYet) {
   EXPECT_EQ(srv.stable.substr(4 * kWsize), b);
 }
 
+// What a server may have lost by a restart (data kept from before the engine saw it come
+// back: the generation) is told apart from what was written since, and put back by
+// commit_if_restarted(); a failed re-send leaves it flagged for the next try.
+TEST(UnstableWriter, DataWrittenBeforeARestartIsFlaggedUntilCommitted) {
+  FakeServer srv;
+  std::atomic<uint64_t> gen{1};
+  UnstableWriter w(write_fn(&srv), commit_fn(&srv), 64u << 20, nullptr, [&gen] { return gen.load(); });
+  std::string a = pattern(kWsize, 7), b = pattern(kWsize, 8);
+  ASSERT_EQ(w.write(Cred{}, 0, a.data(), a.size()), static_cast<ssize_t>(a.size()));
+  EXPECT_FALSE(w.kept_before_restart());
+  EXPECT_EQ(w.commit_if_restarted(), 0);
+  EXPECT_EQ(srv.commits, 0);  // nothing sent while no restart was seen
+  srv.restart();
+  ++gen;
+  EXPECT_TRUE(w.kept_before_restart());
+  ASSERT_EQ(w.write(Cred{}, 2 * kWsize, b.data(), b.size()), static_cast<ssize_t>(b.size()));
+  srv.fail_sync_writes = 1;  // the re-send fails once: still flagged
+  EXPECT_EQ(w.commit_if_restarted(), -EIO);
+  EXPECT_TRUE(w.kept_before_restart());
+  EXPECT_EQ(w.commit_if_restarted(), 1);
+  EXPECT_FALSE(w.kept_before_restart());
+  EXPECT_EQ(w.retained_bytes(), 0u);
+  EXPECT_EQ(srv.stable.substr(0, kWsize), a);
+  EXPECT_EQ(srv.stable.substr(2 * kWsize), b);
+  // Written after the restart was seen: not flagged, even while older data was kept.
+  ASSERT_EQ(w.write(Cred{}, 0, b.data(), b.size()), static_cast<ssize_t>(b.size()));
+  EXPECT_FALSE(w.kept_before_restart());
+  EXPECT_EQ(w.commit_if_restarted(), 0);
+  // Without a generation (a writer that was given none): never.
+  UnstableWriter plain = make_writer(&srv);
+  ASSERT_EQ(plain.write(Cred{}, 0, a.data(), a.size()), static_cast<ssize_t>(a.size()));
+  ++gen;
+  EXPECT_FALSE(plain.kept_before_restart());
+  EXPECT_EQ(w.commit(Cred{}), 0);
+  EXPECT_EQ(plain.commit(Cred{}), 0);
+}
+
 TEST(UnstableWriter, TheBoundCommitsOnTheWay) {
   FakeServer srv;
   UnstableWriter w = make_writer(&srv, 4 * kWsize);

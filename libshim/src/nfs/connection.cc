@@ -89,6 +89,9 @@ void Connection::connect_cb(rpc_context* rpc, int status, void* data, void* priv
     self->backoff_ms_ = 0;
     self->complained_ = false;
     if (self->ever_up_) {
+      // Before the calls waiting for this connection go out: their replies may come from a
+      // restarted server (Engine::restart_generation).
+      self->e_->restart_gen_.fetch_add(1);
       self->reconnects.fetch_add(1);
       SHIM_LOG_WARN("[conn {}] reconnected to {}", self->index_, self->e_->url_.host);
     }

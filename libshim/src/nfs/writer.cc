@@ -1,4 +1,6 @@
 // UNSTABLE writes + COMMIT with the verifier check (close-to-open, as the kernel client).
+#include <algorithm>
+
 #include "internal.h"
 #include "nfsshim/log.h"
 
@@ -11,10 +13,15 @@ UnstableWriter::UnstableWriter(Engine& e, Fh fh, size_t max_retained, UnstableLi
             return e.write(c, fh, off, len, buf, stable, verfs);  // libnfs copies it anyway
           },
           [&e, fh](const Cred& c, WriteVerf* verf) { return e.commit(c, fh, verf); },
-          max_retained, limit) {}
+          max_retained, limit, [&e] { return e.restart_generation(); }) {}
 
-UnstableWriter::UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained, UnstableLimit* limit)
-    : write_(std::move(write)), commit_(std::move(commit)), max_retained_(max_retained), limit_(limit) {
+UnstableWriter::UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained, UnstableLimit* limit,
+                               GenFn generation)
+    : write_(std::move(write)),
+      commit_(std::move(commit)),
+      max_retained_(max_retained),
+      limit_(limit),
+      generation_(std::move(generation)) {
   if (limit_) limit_->add(this);
 }
 
@@ -34,8 +41,8 @@ bool UnstableWriter::count_locked(bool committed) {
 // Bytes [FROM, FROM+N) of this piece. A piece keeping less than half of its buffer gets a
 // copy of its own, so the retained pieces never hold more than twice what they count.
 UnstableWriter::Piece UnstableWriter::Piece::slice(size_t from, size_t n) const {
-  if (2 * n >= buf->size()) return Piece{buf, at + from, n, verf};
-  return Piece{std::make_shared<const std::string>(data() + from, n), 0, n, verf};
+  if (2 * n >= buf->size()) return Piece{buf, at + from, n, verf, gen};
+  return Piece{std::make_shared<const std::string>(data() + from, n), 0, n, verf, gen};
 }
 
 // Takes [OFF, END) out of the pieces of M, cutting those that reach into it.
@@ -72,6 +79,7 @@ void UnstableWriter::forget_locked(uint64_t off, uint64_t end) {
 void UnstableWriter::retain_locked(uint64_t off, Piece p) {
   forget_locked(off, off + p.len);
   retained_bytes_ += p.len;
+  retained_gen_ = std::min(retained_gen_, p.gen);
   retained_.emplace(off, std::move(p));
 }
 
@@ -86,6 +94,8 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const
   const size_t len = data->size();
   bool full, over;
   ssize_t n;
+  // Read before the WRITEs go: a restart noticed after this may have lost them.
+  const uint64_t gen = generation_ ? generation_() : 0;
   {
     std::shared_lock<std::shared_mutex> wl(commit_mu_);
     std::vector<Engine::PieceVerf> verfs;
@@ -108,7 +118,7 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const
         stable_bytes_.fetch_add(run, std::memory_order_relaxed);
         if (limit_) limit_->add_stable(run);
       } else {
-        retain_locked(verfs[i].off, Piece{data, verfs[i].off - off, run, verfs[i].verf}.slice(0, run));
+        retain_locked(verfs[i].off, Piece{data, verfs[i].off - off, run, verfs[i].verf, gen}.slice(0, run));
       }
     }
     if (last_cred_ != c) last_cred_ = c;
@@ -123,6 +133,19 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const
     limit_->relieve();  // its COMMITs' errors are theirs: this write succeeded
   }
   return n;
+}
+
+bool UnstableWriter::kept_before_restart() {
+  if (!generation_) return false;
+  const uint64_t now = generation_();
+  std::lock_guard<std::mutex> g(mu_);
+  return (!retained_.empty() && retained_gen_ < now) || (!committing_.empty() && committing_gen_ < now);
+}
+
+int UnstableWriter::commit_if_restarted() {
+  if (!kept_before_restart()) return 0;
+  int rv = commit_kept();  // waits for a COMMIT in progress, then commits the rest
+  return rv < 0 ? rv : 1;
 }
 
 int UnstableWriter::commit_kept() {
@@ -144,7 +167,12 @@ int UnstableWriter::commit(const Cred& c) {
     committing_.swap(retained_);  // empty before: the last COMMIT emptied it
     committing_bytes_ = retained_bytes_;
     retained_bytes_ = 0;
-    if (committing_.empty()) return 0;
+    committing_gen_ = retained_gen_;
+    retained_gen_ = UINT64_MAX;
+    if (committing_.empty()) {
+      committing_gen_ = UINT64_MAX;
+      return 0;
+    }
   }
   if (limit_) limit_->add_commit();
   WriteVerf verf = 0;
@@ -170,6 +198,8 @@ int UnstableWriter::commit(const Cred& c) {
   // It overlaps nothing kept: every write since took its range out of committing_.
   retained_.insert(std::make_move_iterator(committing_.begin()), std::make_move_iterator(committing_.end()));
   retained_bytes_ += committing_bytes_;
+  if (!committing_.empty()) retained_gen_ = std::min(retained_gen_, committing_gen_);
+  committing_gen_ = UINT64_MAX;
   committing_.clear();
   committing_bytes_ = 0;
   // Left over from a failed COMMIT: as old as before (the age thread retries it).

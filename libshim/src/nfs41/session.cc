@@ -133,6 +133,11 @@ Cred Engine::default_cred() const {
   return c;
 }
 
+uint64_t Engine::restart_generation() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return client_gen_;
+}
+
 nfs::IoBackend Engine::backend() const {
   return conns_.empty() ? nfs::IoBackend::kAuto : conns_[0]->backend();
 }

@@ -129,6 +129,11 @@ class Engine {
   // The identity used when the caller has none (URL uid/gid, else our own).
   Cred default_cred() const;
   EngineStats stats() const;
+  // Bumped at every reconnect of a connection (before any request goes out on it): a server
+  // that restarted (and may have lost UNSTABLE writes) is only reached again that way, so
+  // data written before the last bump may be gone until a COMMIT has checked it
+  // (UnstableWriter::kept_before_restart). A mere dropped connection bumps it too.
+  uint64_t restart_generation() const { return restart_gen_.load(); }
 
   int null_call();
   int getattr(const Cred& c, const Fh& fh, Attr* out);
@@ -257,6 +262,7 @@ class Engine {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> calls_{0}, retries_{0}, timeouts_{0}, jukebox_{0}, resent_done_{0},
       resent_exist_{0}, resent_stale_{0};
+  std::atomic<uint64_t> restart_gen_{0};  // restart_generation()
   std::atomic<bool> twice_next_{false};  // send_next_twice_for_test
   std::atomic<bool> resent_next_{false};  // count_next_as_resent_for_test
   std::atomic<uint64_t> fail_read_at_{UINT64_MAX};  // fail_reads_from_for_test
@@ -283,14 +289,18 @@ class UnstableWriter {
                                         int stable, std::vector<Engine::PieceVerf>* verfs,
                                         const std::shared_ptr<const void>& owner)>;
   using CommitFn = std::function<int(const Cred&, WriteVerf* verf)>;
+  // The engine's restart generation (Engine::restart_generation; the NFSv4.1 engine's
+  // client id generation): data written before it last changed may be lost on the server.
+  using GenFn = std::function<uint64_t()>;
   // Per file. 16 MiB, not 64: the kept copies stay within the heap's reused memory
   // (heap_tuning.h); engine alone, 1 GiB, nconnect=4: client CPU 1.01-1.09 -> 0.78-0.86 s/GiB,
   // 1035-1148 -> 1180-1306 MiB/s, page faults 39k -> 25k (v3 and v4.1; 8 MiB gained little more).
   static constexpr size_t kMaxRetained = 16u << 20;
   // LIMIT (optional, outlives the writer): the mount-wide bound (unstable_limit.h).
   UnstableWriter(Engine& e, Fh fh, size_t max_retained = kMaxRetained, UnstableLimit* limit = nullptr);
+  // GENERATION (optional): for kept_before_restart(); without it, never true.
   UnstableWriter(WriteFn write, CommitFn commit, size_t max_retained = kMaxRetained,
-                 UnstableLimit* limit = nullptr);
+                 UnstableLimit* limit = nullptr, GenFn generation = nullptr);
   ~UnstableWriter();
   UnstableWriter(const UnstableWriter&) = delete;
   UnstableWriter& operator=(const UnstableWriter&) = delete;
@@ -307,6 +317,13 @@ class UnstableWriter {
   // Written and answered FILE_SYNC (never kept, never committed).
   uint64_t stable_bytes() const { return stable_bytes_.load(); }
   size_t retained_bytes();  // kept now, a COMMIT's in progress included
+  // True if some of the data kept for COMMIT was written before the server's last restart
+  // as the engine saw it (GenFn): the server may have lost it, and its size and data may
+  // be older than what we wrote, until a COMMIT (which re-sends it) is done.
+  bool kept_before_restart();
+  // If kept_before_restart(), commits now with the last write's credentials: 1 committed
+  // (the server has the data again), 0 nothing such kept, -errno (still kept).
+  int commit_if_restarted();
 
  private:
   // LEN bytes at AT in BUF, written under VERF. BUF is one write()'s copy of its data,
@@ -316,6 +333,7 @@ class UnstableWriter {
     size_t at;
     size_t len;
     WriteVerf verf;
+    uint64_t gen = 0;  // the restart generation before its WRITE was sent
     const char* data() const { return buf->data() + at; }
     Piece slice(size_t from, size_t n) const;
   };
@@ -337,6 +355,10 @@ class UnstableWriter {
   std::map<uint64_t, Piece> committing_;  // taken from retained_ by the COMMIT in progress;
                                           // the two never overlap
   size_t committing_bytes_ = 0;
+  GenFn generation_;
+  // The lowest Piece::gen in retained_ and in committing_ (UINT64_MAX: none); pieces cut
+  // away since may have set it (errs towards one COMMIT more).
+  uint64_t retained_gen_ = UINT64_MAX, committing_gen_ = UINT64_MAX;
   Cred last_cred_;               // of the last write, for commit_kept()
   std::atomic<uint64_t> resent_bytes_{0};
   std::atomic<uint64_t> stable_bytes_{0};

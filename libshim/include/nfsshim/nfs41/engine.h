@@ -112,6 +112,9 @@ class Engine {
   uint32_t rsize() const { return rsize_; }
   uint32_t wsize() const { return wsize_; }
   Stats stats() const;
+  // Bumped at every new client id (a server restart, or a lost lease): UNSTABLE data
+  // written before it may be lost on the server (nfs::UnstableWriter::GenFn).
+  uint64_t restart_generation() const;
 
   int getattr(const Cred& c, const Fh& fh, Attr* out);
   int setattr(const Cred& c, const Fh& fh, const SetAttr& sa, Attr* post);
