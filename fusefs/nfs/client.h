@@ -46,9 +46,10 @@ class FileIo {
   // Data kept for COMMIT that the server may have lost: written before its last restart as
   // the engine saw it (v3: a reconnect, v4.1: a new client id; UnstableWriter::
   // kept_before_restart). commit_if_restarted commits it now, which re-sends it on the
-  // server's new verifier: 1 done, 0 none such, -errno.
+  // server's new verifier: 1 done, 0 none such, -errno. kept_bytes: all data kept.
   virtual bool kept_before_restart() = 0;
   virtual int commit_if_restarted() = 0;
+  virtual size_t kept_bytes() = 0;
   // True when the server promised to keep the file's data after its last name is removed
   // until every open of ours is closed (v4.1 OPEN4_RESULT_PRESERVE_UNLINKED on each open,
   // none in flight). Never for v3.

@@ -27,6 +27,7 @@ class FileIo3 final : public FileIo {
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
   bool kept_before_restart() override { return writer_.kept_before_restart(); }
   int commit_if_restarted() override { return writer_.commit_if_restarted(); }
+  size_t kept_bytes() override { return writer_.retained_bytes(); }
   bool server_keeps_unlinked() override { return false; }
 
  private:

@@ -99,6 +99,7 @@ class FileIo41 final : public FileIo {
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
   bool kept_before_restart() override { return writer_.kept_before_restart(); }
   int commit_if_restarted() override { return writer_.commit_if_restarted(); }
+  size_t kept_bytes() override { return writer_.retained_bytes(); }
 
   int getlk(const nfs::Cred& c, uint64_t handle, uint64_t owner, struct flock* lk) override {
     Open o = pick(handle, nfs4::OPEN4_SHARE_ACCESS_READ | nfs4::OPEN4_SHARE_ACCESS_WRITE);

@@ -582,16 +582,29 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
 // Drops one open of N: at the last one the FileIo goes and a buried file is removed from
 // the graveyard unless the kernel may still open it (entry_done_locked), under N's removal
 // guard (an open counting itself waits, then finds the file gone: ESTALE, and the kernel
-// looks its name up again).
-void drop_open(NfsFs& fs, const std::shared_ptr<Node>& n) {
+// looks its name up again). COMMITTED: the result of the last COMMIT of this open.
+void drop_open(NfsFs& fs, const std::shared_ptr<Node>& n, int committed = 0) {
   std::unique_lock<std::shared_mutex> guard(n->removal_mu);
   std::string entry;
+  std::shared_ptr<FileIo> last;
   {
     std::lock_guard<std::mutex> g(n->mu);
     if (--n->nopen == 0) {
-      n->io.reset();
+      last = std::move(n->io);
       entry = entry_done_locked(*n);
     }
+  }
+  // Data still kept here never got a good COMMIT (ENOSPC on a re-send, a soft mount's
+  // timeout): the server may not have it, and it goes with the FileIo. The kernel's NFS
+  // client keeps such pages on the inode and retries; we do not keep them past the last
+  // close (a v4.1 re-send needs an open), so the loss is at least said, with its size.
+  if (last) {
+    const size_t kept = last->kept_bytes();
+    if (kept > 0)
+      SHIM_LOG_ERROR("[ino {}] last close: {} bytes written through the mount were never committed ({}) "
+                     "and are dropped: the server may not have them", n->ino, kept,
+                     committed < 0 ? std::strerror(-committed) : "no COMMIT");
+    last.reset();
   }
   if (!entry.empty()) remove_entry(fs, *n, entry);
   guard.unlock();
@@ -605,9 +618,11 @@ void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uin
     std::lock_guard<std::mutex> g(n->mu);
     io = n->io;
   }
+  int committed = 0;
   if (io) {
     wait_before(fs, n, WriteBehind::now());  // their stateid is this open's (v4.1)
-    io->commit(c);
+    committed = io->commit(c);
+    if (committed < 0) SHIM_LOG_WARN("[ino {}] COMMIT at release: {}", n->ino, std::strerror(-committed));
     int rv = io->close(c, handle);
     if (rv < 0) SHIM_LOG_WARN("[ino {}] close: {}", n->ino, std::strerror(-rv));
   }
@@ -616,7 +631,7 @@ void end_open(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, uin
     std::lock_guard<std::mutex> g(n->mu);
     n->open_creds.erase(handle);
   }
-  drop_open(fs, n);
+  drop_open(fs, n, committed);
 }
 
 // Starts one open of N with open(2) FLAGS; *HANDLE for its release. CREATED: what create

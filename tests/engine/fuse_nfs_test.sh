@@ -105,7 +105,9 @@
 #                              written bytes, an O_APPEND write goes after them, and the
 #                              export ends up with all of it (before 2026-12-05 stat showed 0,
 #                              the append landed at offset 0 and the file was "new" + 97 of
-#                              the 100 bytes); with -v41
+#                              the 100 bytes); then, with the restarted server's disk full
+#                              (1 MiB tmpfs), the re-send fails: close(2) says ENOSPC and
+#                              the daemon logs the bytes it drops at ERROR; with -v41
 #   idmap-v41                  vers=4.1 against a ganesha with ID mapping (owners sent as
 #                              "name@domain", ganesha's default): root's new file is
 #                              0:0; uid 1 (daemon) creates in its own 0755 directory and its
@@ -900,7 +902,48 @@ PY
   [ "$(cat "$work/export/data")" = "$(printf 'B%.0s' $(seq 100))" ] ||
     fail "the export's data file: '$(cat "$work/export/data")'"
   grep -q "verifier changed" "$work/shim.log" || fail "no re-send under the new verifier: the case is not made"
-  pass "data a restarted server lost is put back before its size or bytes are used ($engine)"
+  # 2. The re-send cannot land (the restarted server's disk is full) and the file's last
+  #    close comes: close(2) reports ENOSPC, and the daemon, which drops the kept data with
+  #    the file's last open, says so at ERROR with the bytes lost (before 2026-12-05: nothing).
+  ganesha_stop "$work/state"
+  mkdir -p "$work/small"
+  mount -t tmpfs -o size=1m nfsshim-restart-nospc "$work/small" || fail "tmpfs"
+  ganesha_start "$work/state" "$work/small" "$port" "$mnt_port" VFS || fail "ganesha on the tmpfs"
+  : > "$work/shim.log"
+  mount_nfs "&nconnect=2&commit_secs=600"
+  rm -f "$work/ready" "$work/restarted" && mkfifo "$work/restarted"
+  python3 - "$mnt" "$work" > "$work/app.out" 2>&1 <<'PY' &
+import errno, os, sys
+mnt, work = sys.argv[1], sys.argv[2]
+fd = os.open(os.path.join(mnt, "seg"), os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, b"C" * 100)
+open(os.path.join(work, "ready"), "w").close()
+open(os.path.join(work, "restarted")).read()
+try:
+    os.close(fd)
+    print("close: ok")
+except OSError as e:
+    print("close:", errno.errorcode[e.errno])
+PY
+  app=$!
+  for _ in $(seq 100); do [ -e "$work/ready" ] && [ "$(stat -c %s "$work/small/seg" 2>/dev/null)" = 100 ] && break; sleep 0.05; done
+  [ "$(stat -c %s "$work/small/seg" 2>/dev/null)" = 100 ] || { kill "$app"; fail "the write did not reach the tmpfs export"; }
+  ganesha_crash "$work/state"
+  truncate -s 0 "$work/small/seg"
+  dd if=/dev/zero of="$work/small/fill" bs=4k status=none 2>/dev/null  # until ENOSPC
+  sleep 1.1
+  ganesha_start "$work/state" "$work/small" "$port" "$mnt_port" VFS || { kill "$app"; fail "ganesha on the tmpfs again"; }
+  echo > "$work/restarted"
+  wait "$app"
+  cat "$work/app.out"
+  unmount_nfs
+  grep -E "COMMIT at release|never committed" "$work/shim.log" | sed 's/^/  daemon: /'
+  grep -q "close: ENOSPC" "$work/app.out" || fail "close(2) did not report the failed re-send"
+  grep -q "error: .*last close: 100 bytes written through the mount were never committed (No space left on device)" \
+    "$work/shim.log" || fail "data dropped at the last close without an ERROR naming it"
+  ganesha_stop "$work/state"
+  umount "$work/small"
+  pass "data a restarted server lost is put back before its size or bytes are used; what cannot be is logged at the last close ($engine)"
   ;;
 groups)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
