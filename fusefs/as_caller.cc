@@ -127,7 +127,7 @@ int AsCaller::chown_group(int dirfd, const char* name) const {
 int AsCaller::chown_group(int dirfd, int fd) const { return give_group(group_, dirfd, fd, "", AT_EMPTY_PATH); }
 
 CallerUmask::CallerUmask(fuse_req_t req, const Fs& fs) {
-  if (!fs.posix_acl) return;  // the kernel applied it
+  if (!fs.dont_mask) return;  // the kernel applied it
   const mode_t caller = fuse_req_ctx(req)->umask & 0777;
   // 1: this thread has its own umask; -1: it cannot (then the mode is masked).
   static thread_local int own = 0;

@@ -49,9 +49,9 @@ class AsCaller {
   std::vector<gid_t> groups_;
 };
 
-// With FUSE_POSIX_ACL the kernel sends a new node's mode unmasked and the caller's umask
-// beside it: the umask applies unless the directory has a default ACL, which only the
-// backing filesystem knows. So the thread takes the caller's umask for the creation (its
+// With FUSE_DONT_MASK (asked for with FUSE_POSIX_ACL) the kernel sends a new node's mode
+// unmasked and the caller's umask beside it: the umask applies unless the directory has a
+// default ACL, which only the backing filesystem knows. So the thread takes the caller's umask for the creation (its
 // own umask: unshare(CLONE_FS), once per thread); where that fails the mode is masked here.
 class CallerUmask {
  public:

@@ -35,9 +35,10 @@ struct Fs {
   dev_t source_dev = 0;
   uid_t uid = 0;  // the daemon's own ids: new files get the caller's
   gid_t gid = 0;
-  // The kernel checks POSIX ACLs (FUSE_POSIX_ACL, asked for at init) and leaves the umask
-  // of new nodes to us (CallerUmask).
+  // The kernel checks POSIX ACLs (FUSE_POSIX_ACL, asked for at init), and leaves the umask
+  // of new nodes to us (FUSE_DONT_MASK: CallerUmask).
   bool posix_acl = false;
+  bool dont_mask = false;
 
   bool hidden_name(const Inode& parent, const char* name) const {
     return parent.key == graveyard_parent_key && graveyard_name == name;

@@ -30,9 +30,13 @@ void init(void* userdata, fuse_conn_info* conn) {
   // The kernel checks permissions (default_permissions) with the mode bits alone unless
   // it may read POSIX ACLs (system.posix_acl_access, through getxattr): without, an ACL on
   // SOURCE that denies a user is not seen, and the daemon, root, opens for them anyway.
-#ifdef FUSE_CAP_POSIX_ACL
+#if defined(FUSE_CAP_POSIX_ACL) && defined(FUSE_CAP_DONT_MASK)
   want(FUSE_CAP_POSIX_ACL, true);
   fs.posix_acl = (conn->want & FUSE_CAP_POSIX_ACL) != 0;
+  // With them, the umask is ours to apply (CallerUmask), as a default ACL on SOURCE
+  // replaces it there; else the kernel applies it to every new node's mode.
+  want(FUSE_CAP_DONT_MASK, fs.posix_acl);
+  fs.dont_mask = (conn->want & FUSE_CAP_DONT_MASK) != 0;
 #endif
   if (!fs.posix_acl)
     SHIM_LOG_WARN("the kernel does not offer FUSE_POSIX_ACL: POSIX ACLs on SOURCE are not checked");

@@ -53,7 +53,17 @@ void getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   auto inode = xattr_inode(req, ino);
   if (!inode) return;
   const ProcPath path(inode->fd.get());
-  reply_sized(req, size, [&](char* b, size_t n) { return ::getxattr(path.c_str(), name, b, n); });
+  // The kernel reads ACLs here for its permission checks (FUSE_POSIX_ACL) and takes only
+  // ENODATA for "none": any other error fails the check, for every caller but the owner.
+  // A SOURCE without ACLs says EOPNOTSUPP (NFSv4 before Linux 6.2, vfat, noacl, ramfs);
+  // an unreachable one EIO: the mode bits decide then, as before FUSE_POSIX_ACL.
+  const bool acl = std::strcmp(name, "system.posix_acl_access") == 0 ||
+                   std::strcmp(name, "system.posix_acl_default") == 0;
+  reply_sized(req, size, [&](char* b, size_t n) {
+    ssize_t rv = ::getxattr(path.c_str(), name, b, n);
+    if (rv < 0 && acl && errno != ERANGE) errno = ENODATA;
+    return rv;
+  });
 }
 
 // The names of PATH's xattrs without trusted.*, in *OUT; the kernel lists those only to a

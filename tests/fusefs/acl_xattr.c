@@ -2,6 +2,7 @@
 //   grant  sets user::rw- group::--- other::rw- (makes PATH readable and writable by all)
 //   ext    sets user::rw- user:1:r-- group::--- mask::r-- other::--- (an extended ACL)
 //   deny   sets user::rwx user:65534:--- group::r-x mask::r-x other::r-x (all but uid 65534)
+//   default sets the default ACL user::rwx group::rwx other::rwx (new nodes: no umask)
 //   remove removes the ACL
 //   has    exits 0 if PATH has an access ACL
 // Prints "OP: ok" or "OP: <strerror>" and exits 0 or 1.
@@ -23,7 +24,7 @@ struct acl {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: acl_xattr grant|ext|deny|remove|has PATH\n");
+    fprintf(stderr, "usage: acl_xattr grant|ext|deny|default|remove|has PATH\n");
     return 2;
   }
   const char *op = argv[1], *path = argv[2], *name = "system.posix_acl_access";
@@ -45,6 +46,11 @@ int main(int argc, char** argv) {
     a.e[n++] = (struct entry){0x04, 5, 0xffffffff};  // GROUP_OBJ r-x
     a.e[n++] = (struct entry){0x10, 5, 0xffffffff};  // MASK r-x
     a.e[n++] = (struct entry){0x20, 5, 0xffffffff};  // OTHER r-x
+  } else if (strcmp(op, "default") == 0) {
+    name = "system.posix_acl_default";
+    a.e[n++] = (struct entry){0x01, 7, 0xffffffff};  // USER_OBJ rwx
+    a.e[n++] = (struct entry){0x04, 7, 0xffffffff};  // GROUP_OBJ rwx
+    a.e[n++] = (struct entry){0x20, 7, 0xffffffff};  // OTHER rwx
   }
   if (n > 0)
     rv = setxattr(path, name, &a, 4 + n * sizeof(struct entry), 0);
