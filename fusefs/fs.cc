@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "nfsshim/mount_table.h"
@@ -146,12 +148,28 @@ bool Fs::local_fs(const Inode& inode) const {
   return ::fstatfs(inode.fd.get(), &sfs) == 0 && local_fs_type(sfs.f_type);
 }
 
+// Whether the caller PID has CAP_FOWNER in its effective set (/proc/PID/status CapEff; the
+// caller waits in its system call, so the pid is its own). Not which user namespace: the
+// kernel let the call through against its cached inode, so this only errs towards that.
+static bool caller_has_fowner(pid_t pid) {
+  char path[64], buf[4096];
+  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+  ssize_t n = sys::read_file(AT_FDCWD, path, buf, sizeof buf - 1);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* cap = std::strstr(buf, "\nCapEff:");
+  if (!cap) return false;
+  unsigned long long eff = std::strtoull(cap + 9, nullptr, 16);
+  return (eff >> 3) & 1;  // CAP_FOWNER
+}
+
 int sticky_check(fuse_req_t req, int dirfd, const struct stat& victim) {
-  const uid_t uid = fuse_req_ctx(req)->uid;
-  if (uid == 0 || victim.st_uid == uid) return 0;
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  if (ctx->uid == 0 || victim.st_uid == ctx->uid) return 0;
   struct stat dir;
   if (::fstat(dirfd, &dir) != 0) return -errno;
-  return (dir.st_mode & S_ISVTX) && dir.st_uid != uid ? -EPERM : 0;
+  if (!(dir.st_mode & S_ISVTX) || dir.st_uid == ctx->uid) return 0;
+  return caller_has_fowner(ctx->pid) ? 0 : -EPERM;
 }
 
 }  // namespace nfsshim::fuse

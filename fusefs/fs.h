@@ -98,7 +98,8 @@ int stat_inode(const Fs& fs, Inode& inode, struct stat* st);
 // Entry and attribute timeouts from the options.
 void set_timeouts(const Fs& fs, fuse_entry_param* e);
 // The sticky-directory rule for removing or replacing VICTIM, a name in DIRFD: in a
-// directory with S_ISVTX only the file's owner, the directory's owner or root may. The
+// directory with S_ISVTX only the file's owner, the directory's owner, root or a caller
+// with CAP_FOWNER may. The
 // kernel checked it against the inode it had cached for the name, which another file may
 // have replaced on SOURCE since (entry_timeout); the daemon acts as root. 0 or -errno.
 int sticky_check(fuse_req_t req, int dirfd, const struct stat& victim);

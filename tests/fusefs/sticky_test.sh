@@ -44,7 +44,12 @@ echo "rmdir of a name uid 1234's directory took: ${out:-succeeded}"
 [ -d "$B/d" ] || fail "rmdir: uid 65534 removed uid 1234's directory in a sticky directory"
 grep -q "Operation not permitted" <<<"$out" || fail "rmdir: want EPERM, got: $out"
 
-# What the rule allows still works: uid 65534's own file; root's removal of anyone's.
+# What the rule allows still works: a caller with CAP_FOWNER (the kernel lets it), uid
+# 65534's own file; root's removal of anyone's.
+as 1234 sh -c "echo 'of uid 1234' > '$B/capped'"
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+fowner --ambient-caps=+fowner rm -f "$M/capped" ||
+  fail "uid 65534 with CAP_FOWNER cannot remove uid 1234's file through the mount"
+[ -e "$B/capped" ] && fail "uid 65534 with CAP_FOWNER: uid 1234's file still there"
 as 65534 sh -c "echo own > '$M/own'" && as 65534 rm "$M/own" || fail "uid 65534 cannot remove its own file"
 as 65534 mv "$M/src" "$M/moved" || fail "uid 65534 cannot rename its own file"
 rm "$M/f" || fail "root cannot remove uid 1234's file"
