@@ -176,10 +176,13 @@ int bury_rename(int olddir, const char* oldpath, int newdir, const char* newpath
     int rr = grave->restore(entry, newdir, newpath);
     if (rr == -EEXIST) {
       // A new file took the old target's name meanwhile: keep the old one in the
-      // graveyard as if it had been renamed over, which is what happened.
-      SHIM_LOG_WARN("rename failed ({}) and '{}' was created meanwhile: the old file stays buried",
-                    std::strerror(-rv), newpath);
-      reg.add(key, grave, entry, scan_refs({key})[0]);
+      // graveyard as if it had been renamed over, which is what happened. The answer is
+      // the rename's failure whatever happens here (no plain rename over the new file).
+      after_bury([&] {
+        SHIM_LOG_WARN("rename failed ({}) and '{}' was created meanwhile: the old file stays buried",
+                      std::strerror(-rv), newpath);
+        reg.add(key, grave, entry, scan_refs({key})[0]);
+      });
     } else if (rr < 0) {
       // Never remove a file the application did not delete: leave it there under a name
       // no reaper takes (as b~ it was reaped once this process was gone).

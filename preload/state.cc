@@ -127,7 +127,10 @@ __attribute__((destructor)) static void on_unload() {
   // Not in a vfork child that calls exit() (a failed exec): the entries are its parent's.
   if (!guard.outermost()) return;
   ErrnoKeeper keep;
-  Registry::get().remove_all();
+  try {  // a destructor at exit: an exception would end the process with abort()
+    Registry::get().remove_all();
+  } catch (...) {
+  }
 }
 
 }  // namespace nfsshim::preload

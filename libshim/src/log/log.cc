@@ -167,7 +167,10 @@ void after_fork_child() {
   try {
     s.logger = make_logger(s.ident, s.target, s.level);
   } catch (...) {
-    s.logger = make_logger(s.ident, "stderr", s.level);
+    try {
+      s.logger = make_logger(s.ident, "stderr", s.level);
+    } catch (...) {  // out of memory in a fork child: none now, get() makes one when asked
+    }
   }
 }
 
