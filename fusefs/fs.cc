@@ -148,19 +148,14 @@ bool Fs::local_fs(const Inode& inode) const {
   return ::fstatfs(inode.fd.get(), &sfs) == 0 && local_fs_type(sfs.f_type);
 }
 
-// Whether the caller PID has CAP_FOWNER in its effective set (/proc/PID/status CapEff; the
-// caller waits in its system call, so the pid is its own). Not which user namespace: the
-// kernel let the call through against its cached inode, so this only errs towards that.
-static bool caller_has_fowner(pid_t pid) {
+bool caller_has_cap(fuse_req_t req, unsigned cap) {
   char path[64], buf[4096];
-  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(fuse_req_ctx(req)->pid));
   ssize_t n = sys::read_file(AT_FDCWD, path, buf, sizeof buf - 1);
   if (n <= 0) return false;
   buf[n] = '\0';
-  const char* cap = std::strstr(buf, "\nCapEff:");
-  if (!cap) return false;
-  unsigned long long eff = std::strtoull(cap + 9, nullptr, 16);
-  return (eff >> 3) & 1;  // CAP_FOWNER
+  const char* eff = std::strstr(buf, "\nCapEff:");
+  return eff && cap < 64 && ((std::strtoull(eff + 9, nullptr, 16) >> cap) & 1);
 }
 
 int sticky_check(fuse_req_t req, int dirfd, const struct stat& victim) {
@@ -169,7 +164,7 @@ int sticky_check(fuse_req_t req, int dirfd, const struct stat& victim) {
   struct stat dir;
   if (::fstat(dirfd, &dir) != 0) return -errno;
   if (!(dir.st_mode & S_ISVTX) || dir.st_uid == ctx->uid) return 0;
-  return caller_has_fowner(ctx->pid) ? 0 : -EPERM;
+  return caller_has_cap(req, 3 /* CAP_FOWNER */) ? 0 : -EPERM;
 }
 
 }  // namespace nfsshim::fuse

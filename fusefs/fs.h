@@ -103,6 +103,10 @@ void set_timeouts(const Fs& fs, fuse_entry_param* e);
 // kernel checked it against the inode it had cached for the name, which another file may
 // have replaced on SOURCE since (entry_timeout); the daemon acts as root. 0 or -errno.
 int sticky_check(fuse_req_t req, int dirfd, const struct stat& victim);
+// Whether the caller has capability CAP in its effective set (/proc/PID/status CapEff: the
+// caller waits in its system call, so the pid is its own). Not in which user namespace:
+// used where the kernel let the call through already, or for names (listxattr).
+bool caller_has_cap(fuse_req_t req, unsigned cap);
 
 // Open-count bookkeeping and the graveyard (graveyard_ops.cc).
 void open_ref(Inode& inode);

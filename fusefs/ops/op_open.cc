@@ -94,14 +94,14 @@ static void open_went_cached(Inode& inode) {
 }
 
 // With atomic O_TRUNC the kernel leaves to us what a truncate by a caller without
-// CAP_FSETID does (uid 0 stands for it here): set-user-ID goes, and set-group-ID of a
-// group-executable file. Our open ran as root, which keeps them.
+// CAP_FSETID does: set-user-ID goes, and set-group-ID of a group-executable file. Our open
+// ran as root, which keeps them.
 static void kill_suid_after_truncate(fuse_req_t req, int fd) {
-  if (fuse_req_ctx(req)->uid == 0) return;
   struct stat st;
   if (::fstat(fd, &st) != 0) return;
   mode_t kill = (st.st_mode & S_ISUID) | ((st.st_mode & S_IXGRP) ? (st.st_mode & S_ISGID) : 0);
-  if (kill != 0 && ::fchmod(fd, st.st_mode & 07777 & ~kill) != 0 && log::first_time("otrunc-suid"))
+  if (kill == 0 || caller_has_cap(req, 4 /* CAP_FSETID */)) return;
+  if (::fchmod(fd, st.st_mode & 07777 & ~kill) != 0 && log::first_time("otrunc-suid"))
     SHIM_LOG_WARN("open with O_TRUNC: cannot clear the set-user/group-ID bits: {}", std::strerror(errno));
 }
 

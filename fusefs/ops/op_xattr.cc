@@ -93,8 +93,8 @@ void listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   auto inode = xattr_inode(req, ino);
   if (!inode) return;
   const ProcPath path(inode->fd.get());
-  // Root (uid 0 stands for CAP_SYS_ADMIN here) sees what listxattr gives it.
-  if (fuse_req_ctx(req)->uid == 0)
+  // A caller with CAP_SYS_ADMIN sees what listxattr gives us (not every uid 0 has it).
+  if (caller_has_cap(req, 21 /* CAP_SYS_ADMIN */))
     return reply_sized(req, size, [&](char* b, size_t n) { return ::listxattr(path.c_str(), b, n); });
   std::vector<char> names;
   if (int rv = names_without_trusted(path.c_str(), &names); rv < 0) return (void)fuse_reply_err(req, -rv);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -113,6 +114,33 @@ std::string as_nobody(const std::function<std::string()>& f) {
   if (pid == 0) {
     ::close(p[0]);
     std::string r = (::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0) ? f() : "setuid";
+    (void)!::write(p[1], r.data(), r.size());
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  std::string out;
+  char b[256];
+  ssize_t n;
+  while ((n = ::read(p[0], b, sizeof b)) > 0) out.append(b, static_cast<size_t>(n));
+  ::close(p[0]);
+  ::waitpid(pid, nullptr, 0);
+  return out;
+}
+
+// Runs F as root without capability CAP (dropped from the effective set) in a child.
+std::string as_root_without(int cap, const std::function<std::string()>& f) {
+  int p[2];
+  if (::pipe(p) != 0) return "pipe";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[0]);
+    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    std::string r = "capset";
+    if (::syscall(SYS_capget, &hdr, data) == 0) {
+      data[cap / 32].effective &= ~(1u << (cap % 32));
+      if (::syscall(SYS_capset, &hdr, data) == 0) r = f();
+    }
     (void)!::write(p[1], r.data(), r.size());
     ::_exit(0);
   }
@@ -255,6 +283,14 @@ void run_all() {
   (void)!::chown(P("sid").c_str(), 65534, 65534);
   ::chmod(P("sid").c_str(), 06775);
   check("nobody_otrunc_clears_setuid", as_nobody([] {
+    int fd = ::open(P("sid").c_str(), O_WRONLY | O_TRUNC);
+    if (fd < 0) return errname(errno);
+    ::close(fd);
+    return mode_of(P("sid"));
+  }));
+  // Root without CAP_FSETID as well: the capability counts, not uid 0.
+  ::chmod(P("sid").c_str(), 06775);
+  check("root_no_fsetid_otrunc_clears_setuid", as_root_without(CAP_FSETID, [] {
     int fd = ::open(P("sid").c_str(), O_WRONLY | O_TRUNC);
     if (fd < 0) return errname(errno);
     ::close(fd);
@@ -459,7 +495,7 @@ void run_all() {
   ::chmod(P("tx").c_str(), 0644);
   (void)::setxattr(P("tx").c_str(), "trusted.nfsshim_t", "1", 1, 0);
   (void)::setxattr(P("tx").c_str(), "user.pub", "1", 1, 0);
-  check("nobody_listxattr_trusted", as_nobody([] {
+  auto list_tx = [] {
     char names[1024];
     ssize_t size = ::listxattr(P("tx").c_str(), nullptr, 0);
     ssize_t len = ::listxattr(P("tx").c_str(), names, sizeof names);
@@ -469,7 +505,10 @@ void run_all() {
       if (std::strncmp(names + i, "trusted.", 8) == 0 || std::strncmp(names + i, "user.", 5) == 0)
         seen += std::string(names + i) + ";";
     return seen + (size == len ? "size_ok" : "size_differs");
-  }));
+  };
+  check("nobody_listxattr_trusted", as_nobody(list_tx));
+  // Capabilities, not uid 0: root without CAP_SYS_ADMIN (a container's) is not shown them.
+  check("root_no_sys_admin_listxattr_trusted", as_root_without(CAP_SYS_ADMIN, list_tx));
 
   // --- locks (kept by the kernel through the mount: same answers on one host)
   make_file("lock", "l");
