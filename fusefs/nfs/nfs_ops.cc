@@ -157,11 +157,11 @@ void wait_overlapping(NfsFs& fs, const std::shared_ptr<Node>& n, uint64_t off, u
 // Called after a fetch from the server, since the restart may be noticed during it.
 // 1 committed (fetch again), 0 nothing such kept, -errno: the re-send failed and the
 // server's view is not the file, so the caller fails rather than hand it on.
-int restore_lost(const std::shared_ptr<Node>& n) {
-  auto io = io_of(n);
+// IO: N's (null: not open, nothing kept).
+int restore_lost(const Node& n, FileIo* io) {
   int rv = io ? io->commit_if_restarted() : 0;
   if (rv < 0)
-    SHIM_LOG_WARN("[ino {}] re-sending written data the restarted server may have lost: {}", n->ino,
+    SHIM_LOG_WARN("[ino {}] re-sending written data the restarted server may have lost: {}", n.ino,
                   std::strerror(-rv));
   return rv;
 }
@@ -170,7 +170,7 @@ int restore_lost(const std::shared_ptr<Node>& n) {
 int fetch_attr(NfsFs& fs, const nfs::Cred& c, const std::shared_ptr<Node>& n, nfs::Attr* a) {
   int rv = fs.client->getattr(c, n->fh, a);
   if (rv < 0) return rv;
-  rv = restore_lost(n);
+  rv = restore_lost(*n, io_of(n).get());
   return rv > 0 ? fs.client->getattr(c, n->fh, a) : rv;
 }
 
@@ -183,7 +183,7 @@ int settle_attr(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& fh, uint64_t point
   if (!n) return 0;
   const bool raced = n->wb.raced(point);
   if (raced) wait_before(fs, n, point);
-  int lost = restore_lost(n);
+  int lost = restore_lost(*n, io_of(n).get());
   if (lost < 0) return lost;
   return raced || lost > 0 ? fs.client->getattr(c, fh, a) : 0;
 }
@@ -778,7 +778,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   }
   if (rv >= 0) {
     // The server may have lost written bytes (a restart): they go back, and the read again.
-    int lost = restore_lost(n);
+    int lost = restore_lost(*n, io.get());
     if (lost > 0) rv = io->read(*open_cred(req, *n, fi->fh), fi->fh, static_cast<uint64_t>(off), size, buf.data());
     else if (lost < 0) rv = lost;
   }

@@ -80,6 +80,7 @@ void UnstableWriter::retain_locked(uint64_t off, Piece p) {
   forget_locked(off, off + p.len);
   retained_bytes_ += p.len;
   retained_gen_ = std::min(retained_gen_, p.gen);
+  publish_gen_locked();
   retained_.emplace(off, std::move(p));
 }
 
@@ -138,6 +139,8 @@ ssize_t UnstableWriter::write(const Cred& c, uint64_t off, std::shared_ptr<const
 bool UnstableWriter::kept_before_restart() {
   if (!generation_) return false;
   const uint64_t now = generation_();
+  // The usual answer without the lock: nothing kept from before the last restart.
+  if (oldest_gen_.load(std::memory_order_acquire) >= now) return false;
   std::lock_guard<std::mutex> g(mu_);
   return (!retained_.empty() && retained_gen_ < now) || (!committing_.empty() && committing_gen_ < now);
 }
@@ -171,6 +174,7 @@ int UnstableWriter::commit(const Cred& c) {
     retained_gen_ = UINT64_MAX;
     if (committing_.empty()) {
       committing_gen_ = UINT64_MAX;
+      publish_gen_locked();
       return 0;
     }
   }
@@ -200,6 +204,7 @@ int UnstableWriter::commit(const Cred& c) {
   retained_bytes_ += committing_bytes_;
   if (!committing_.empty()) retained_gen_ = std::min(retained_gen_, committing_gen_);
   committing_gen_ = UINT64_MAX;
+  publish_gen_locked();
   committing_.clear();
   committing_bytes_ = 0;
   // Left over from a failed COMMIT: as old as before (the age thread retries it).

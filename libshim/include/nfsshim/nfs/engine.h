@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -359,6 +360,10 @@ class UnstableWriter {
   // The lowest Piece::gen in retained_ and in committing_ (UINT64_MAX: none); pieces cut
   // away since may have set it (errs towards one COMMIT more).
   uint64_t retained_gen_ = UINT64_MAX, committing_gen_ = UINT64_MAX;
+  // Their minimum, for kept_before_restart()'s lock-free answer (every READ and GETATTR of
+  // an open file asks); publish_gen_locked() keeps it.
+  std::atomic<uint64_t> oldest_gen_{UINT64_MAX};
+  void publish_gen_locked() { oldest_gen_.store(std::min(retained_gen_, committing_gen_), std::memory_order_release); }
   Cred last_cred_;               // of the last write, for commit_kept()
   std::atomic<uint64_t> resent_bytes_{0};
   std::atomic<uint64_t> stable_bytes_{0};
