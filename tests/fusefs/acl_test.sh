@@ -32,26 +32,25 @@ grep -q "Permission denied" <<<"$out" || fail "want EACCES, got: $out"
 out=$(as_nobody sh -c ": > '$T/mnt/d/new'" 2>&1) && fail "uid 65534 created in d through the mount despite d's ACL"
 cat "$T/mnt/f" >/dev/null || fail "root cannot read f through the mount"
 
+# same_modes DIR UMASK WHAT: uid 65534 with UMASK makes a file and a directory in DIR through
+# the mount and directly on SOURCE: the modes must agree.
+same_modes() {
+  local d=$1 u=$2 what=$3 got want
+  as_nobody sh -c "umask $u; : > '$T/mnt/$d/f$u'; mkdir '$T/mnt/$d/d$u'; : > '$T/back/$d/F$u'; mkdir '$T/back/$d/D$u'" ||
+    fail "uid 65534 cannot create with umask $u $what"
+  got=$(stat -c %a "$T/back/$d/f$u" "$T/back/$d/d$u" | tr '\n' ' ')
+  want=$(stat -c %a "$T/back/$d/F$u" "$T/back/$d/D$u" | tr '\n' ' ')
+  echo "umask $u $what: through the mount $got, directly $want"
+  [ "$got" = "$want" ] || fail "umask $u $what: modes through the mount $got, directly $want"
+}
 # New nodes get the caller's umask, as on SOURCE (no default ACL here).
 mkdir -p "$T/back/open" && chmod 777 "$T/back/open"
-for u in 022 077 002; do
-  as_nobody sh -c "umask $u; : > '$T/mnt/open/f$u'; mkdir '$T/mnt/open/d$u'; : > '$T/back/open/F$u'; mkdir '$T/back/open/D$u'" ||
-    fail "uid 65534 cannot create with umask $u"
-  got=$(stat -c %a "$T/back/open/f$u" "$T/back/open/d$u" | tr '\n' ' ')
-  want=$(stat -c %a "$T/back/open/F$u" "$T/back/open/D$u" | tr '\n' ' ')
-  echo "umask $u: through the mount $got, directly $want"
-  [ "$got" = "$want" ] || fail "umask $u: modes through the mount $got, directly $want"
-done
+for u in 022 077 002; do same_modes open $u ""; done
 # A default ACL replaces the umask, on SOURCE and through the mount (the kernel sends the
 # mode unmasked: FUSE_DONT_MASK).
 mkdir -p "$T/back/dflt" && chmod 777 "$T/back/dflt"
 "$acl" default "$T/back/dflt" >/dev/null || fail "cannot set a default ACL"
-as_nobody sh -c "umask 022; : > '$T/mnt/dflt/f'; mkdir '$T/mnt/dflt/d'; : > '$T/back/dflt/F'; mkdir '$T/back/dflt/D'" ||
-  fail "uid 65534 cannot create under a default ACL"
-got=$(stat -c %a "$T/back/dflt/f" "$T/back/dflt/d" | tr '\n' ' ')
-want=$(stat -c %a "$T/back/dflt/F" "$T/back/dflt/D" | tr '\n' ' ')
-echo "umask 022 under a default ACL rwx: through the mount $got, directly $want"
-[ "$got" = "$want" ] || fail "under a default ACL: modes through the mount $got, directly $want"
+same_modes dflt 022 "under a default ACL rwx"
 unmount_shim "$T/mnt"
 
 # A SOURCE without POSIX ACLs (ramfs; NFSv4 before Linux 6.2, vfat, noacl) answers

@@ -106,14 +106,14 @@ std::string read_fd(int fd) {
   return n < 0 ? "<" + errname(errno) + ">" : s;
 }
 
-// Runs F as uid/gid 65534 in a child; its string result comes back through a pipe.
-std::string as_nobody(const std::function<std::string()>& f) {
+// Runs F in a child; its string result comes back through a pipe.
+std::string in_child(const std::function<std::string()>& f) {
   int p[2];
   if (::pipe(p) != 0) return "pipe";
   pid_t pid = ::fork();
   if (pid == 0) {
     ::close(p[0]);
-    std::string r = (::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0) ? f() : "setuid";
+    std::string r = f();
     (void)!::write(p[1], r.data(), r.size());
     ::_exit(0);
   }
@@ -127,31 +127,22 @@ std::string as_nobody(const std::function<std::string()>& f) {
   return out;
 }
 
+// Runs F as uid/gid 65534 in a child.
+std::string as_nobody(const std::function<std::string()>& f) {
+  return in_child([&] {
+    return (::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0) ? f() : "setuid";
+  });
+}
+
 // Runs F as root without capability CAP (dropped from the effective set) in a child.
 std::string as_root_without(int cap, const std::function<std::string()>& f) {
-  int p[2];
-  if (::pipe(p) != 0) return "pipe";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(p[0]);
+  return in_child([&]() -> std::string {
     __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[2]{};
-    std::string r = "capset";
-    if (::syscall(SYS_capget, &hdr, data) == 0) {
-      data[cap / 32].effective &= ~(1u << (cap % 32));
-      if (::syscall(SYS_capset, &hdr, data) == 0) r = f();
-    }
-    (void)!::write(p[1], r.data(), r.size());
-    ::_exit(0);
-  }
-  ::close(p[1]);
-  std::string out;
-  char b[256];
-  ssize_t n;
-  while ((n = ::read(p[0], b, sizeof b)) > 0) out.append(b, static_cast<size_t>(n));
-  ::close(p[0]);
-  ::waitpid(pid, nullptr, 0);
-  return out;
+    if (::syscall(SYS_capget, &hdr, data) != 0) return "capset";
+    data[cap / 32].effective &= ~(1u << (cap % 32));
+    return ::syscall(SYS_capset, &hdr, data) == 0 ? f() : "capset";
+  });
 }
 
 std::string list_dir(const std::string& p) {
