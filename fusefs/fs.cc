@@ -158,12 +158,18 @@ bool caller_has_cap(fuse_req_t req, unsigned cap) {
   return eff && cap < 64 && ((std::strtoull(eff + 9, nullptr, 16) >> cap) & 1);
 }
 
-int sticky_check(fuse_req_t req, int dirfd, const struct stat& victim) {
+int sticky_check(fuse_req_t req, int dirfd, const char* name, const struct stat* known) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
-  if (ctx->uid == 0 || victim.st_uid == ctx->uid) return 0;
-  struct stat dir;
+  if (ctx->uid == 0 || (known && known->st_uid == ctx->uid)) return 0;
+  // The directory first: most are not sticky, and then the name needs no stat.
+  struct stat dir, st;
   if (::fstat(dirfd, &dir) != 0) return -errno;
   if (!(dir.st_mode & S_ISVTX) || dir.st_uid == ctx->uid) return 0;
+  if (!known) {
+    if (sys::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 0;  // the call answers
+    known = &st;
+  }
+  if (known->st_uid == ctx->uid) return 0;
   return caller_has_cap(req, 3 /* CAP_FOWNER */) ? 0 : -EPERM;
 }
 

@@ -97,12 +97,13 @@ int stat_inode(const Fs& fs, Inode& inode, struct stat* st);
 
 // Entry and attribute timeouts from the options.
 void set_timeouts(const Fs& fs, fuse_entry_param* e);
-// The sticky-directory rule for removing or replacing VICTIM, a name in DIRFD: in a
-// directory with S_ISVTX only the file's owner, the directory's owner, root or a caller
-// with CAP_FOWNER may. The
-// kernel checked it against the inode it had cached for the name, which another file may
-// have replaced on SOURCE since (entry_timeout); the daemon acts as root. 0 or -errno.
-int sticky_check(fuse_req_t req, int dirfd, const struct stat& victim);
+// The sticky-directory rule for removing or replacing NAME in DIRFD: in a directory with
+// S_ISVTX only the file's owner, the directory's owner, root or a caller with CAP_FOWNER
+// may. The kernel checked it against the inode it had cached for the name, which another
+// file may have replaced on SOURCE since (entry_timeout); the daemon acts as root. KNOWN:
+// the name's fresh attributes if the caller has them. 0 (also for a name that is gone: the
+// call then answers) or -errno.
+int sticky_check(fuse_req_t req, int dirfd, const char* name, const struct stat* known = nullptr);
 // Whether the caller has capability CAP in its effective set (/proc/PID/status CapEff: the
 // caller waits in its system call, so the pid is its own). Not in which user namespace:
 // used where the kernel let the call through already, or for names (listxattr).

@@ -54,11 +54,8 @@ void rename(fuse_req_t req, fuse_ino_t parent_ino, const char* name, fuse_ino_t 
   if (fs.hidden_name(*newparent, newname)) return (void)fuse_reply_err(req, EPERM);  // reserved
   const int olddir = parent->fd.get(), newdir = newparent->fd.get();
   // The sticky rule for the source and for a target it replaces (or exchanges with).
-  struct stat st;
-  int rv = sys::fstatat(olddir, name, &st, AT_SYMLINK_NOFOLLOW);
-  if (rv == 0) rv = sticky_check(req, olddir, st);
-  if (rv == 0 && !(flags & RENAME_NOREPLACE) && sys::fstatat(newdir, newname, &st, AT_SYMLINK_NOFOLLOW) == 0)
-    rv = sticky_check(req, newdir, st);
+  int rv = sticky_check(req, olddir, name);
+  if (rv == 0 && !(flags & RENAME_NOREPLACE)) rv = sticky_check(req, newdir, newname);
   if (rv < 0) return (void)fuse_reply_err(req, -rv);
 
   auto victim = replaced_inode(fs, olddir, name, newdir, newname, flags);

@@ -15,7 +15,7 @@ void unlink(fuse_req_t req, fuse_ino_t parent_ino, const char* name) {
   const int dirfd = parent->fd.get();
   struct stat st;
   int rv = sys::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW);
-  if (rv == 0) rv = sticky_check(req, dirfd, st);
+  if (rv == 0) rv = sticky_check(req, dirfd, name, &st);
   if (rv < 0) return (void)fuse_reply_err(req, -rv);
   if (auto inode = fs.inodes->find(key_of(st))) {
     rv = bury(fs, *inode, dirfd, name);
@@ -33,10 +33,7 @@ void rmdir(fuse_req_t req, fuse_ino_t parent_ino, const char* name) {
   auto parent = fs.inodes->get(parent_ino);
   if (!parent) return (void)fuse_reply_err(req, ESTALE);
   if (fs.hidden_name(*parent, name)) return (void)fuse_reply_err(req, ENOENT);
-  struct stat st;
-  int rv = sys::fstatat(parent->fd.get(), name, &st, AT_SYMLINK_NOFOLLOW);
-  if (rv == 0) rv = sticky_check(req, parent->fd.get(), st);
-  if (rv < 0) return (void)fuse_reply_err(req, -rv);
+  if (int rv = sticky_check(req, parent->fd.get(), name); rv < 0) return (void)fuse_reply_err(req, -rv);
   reply_status(req, sys::unlinkat(parent->fd.get(), name, AT_REMOVEDIR));
 }
 
