@@ -1,14 +1,17 @@
 #include "registry.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "nfsshim/log.h"
 #include "nfsshim/metrics.h"
+#include "nfsshim/sys.h"
 
 namespace nfsshim::preload {
 
@@ -74,8 +77,31 @@ void Registry::remove_locked(size_t i) {
   update_gauges_locked();
 }
 
+// Whether every reference in REFS still is one to KEY, asking the filesystem nothing
+// (statx DONT_SYNC: on NFS a stat would write back a mapping's dirty pages).
+static bool still_held(const InodeKey& key, const Refs& refs) {
+  auto is_key = [&](int fd) {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    return sys::fd_inode(fd, &dev, &ino) == 0 && dev == key.dev && ino == key.ino;
+  };
+  for (int fd : refs.fds)
+    if (!is_key(fd)) return false;
+  if (refs.maps.empty()) return true;
+  sys::Fd dir(sys::open_proc_self("map_files", O_RDONLY | O_DIRECTORY));
+  if (!dir.valid()) return false;
+  for (const auto& m : refs.maps) {
+    char name[40];
+    std::snprintf(name, sizeof name, "%lx-%lx", static_cast<unsigned long>(m.start),
+                  static_cast<unsigned long>(m.end));
+    sys::Fd file(sys::openat(dir.get(), name, O_PATH));  // the mapped file, not opened
+    if (!file.valid() || !is_key(file.get())) return false;
+  }
+  return true;
+}
+
 void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& entry,
-                   const Refs& refs) {
+                   Refs refs) {
   std::lock_guard<std::mutex> lock(mu_1);
   // The same inode buried twice (two names of one file): one entry each; both go
   // when the inode's references are gone.
@@ -92,6 +118,20 @@ void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& ent
     return;
   }
   set_refs_locked(&list_.back(), refs);
+  // The references were read before their bits were set: one released in between went
+  // through its wrapper untracked. From here on a release sees the bits (the wrappers
+  // check after their real call); one before is seen here. The fence pairs with theirs.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (refs.complete && !still_held(key, refs)) {
+    refs = scan_refs({key})[0];
+    Counters::inc(counters().scans);
+    if (!refs.any()) {
+      remove_locked(list_.size() - 1);
+      Counters::inc(counters().removed_last_ref);
+      return;
+    }
+    set_refs_locked(&list_.back(), refs);
+  }
   update_gauges_locked();
   SHIM_LOG_DEBUG("buried '{}' ({} fds, {} mappings)", entry, refs.fds.size(), refs.maps.size());
 }

@@ -31,12 +31,12 @@ class Registry {
   bool empty() const { return entries_.load(std::memory_order_acquire) == 0; }
 
   // Takes ownership of ENTRY in GRAVE for KEY with the references REFS (already
-  // scanned); removes it at once if REFS is empty. Known window: a descriptor in REFS
-  // closed (or a mapping unmapped) between the scan and this call passes its wrapper
-  // untracked, so the entry stays until the next recount or exit (disk, not data). A
-  // fix must not cost every close: a lock-free note of the release that add() checks,
-  // one handshake on the lock, the window only around scan and add (see 0ed699e).
-  void add(const InodeKey& key, Graveyard* grave, const std::string& entry, const Refs& refs);
+  // scanned); removes it at once if REFS is empty. A descriptor in REFS closed (or a
+  // mapping unmapped) since the scan went through its wrapper untracked: add() checks
+  // each reference again once they are tracked, and scans again if one is gone. The
+  // wrappers check the bitmap after their real call, so every release is seen by one
+  // side or the other, at no cost to a close.
+  void add(const InodeKey& key, Graveyard* grave, const std::string& entry, Refs refs);
 
   // Re-reads the references of every entry; removes those with none left.
   void recount();

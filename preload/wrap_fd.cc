@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "export.h"
 #include "guard.h"
 #include "nfsshim/sys.h"
@@ -36,11 +38,20 @@ void dup_tracked(int oldfd, int newfd) noexcept {
   }
 }
 
-// Whether FP's descriptor is tracked. fileno sets EBADF for a stream without one
-// (open_memstream, fmemopen, fopencookie), which a successful fclose must not show.
-bool stream_tracked(FILE* fp) noexcept {
+// FP's descriptor, or -1. fileno sets EBADF for a stream without one (open_memstream,
+// fmemopen, fopencookie), which a successful fclose must not show.
+int stream_fd(FILE* fp) noexcept {
   ErrnoKeeper keep;
-  return Registry::get().fd_tracked(fileno(fp));
+  return fileno(fp);
+}
+
+// Whether a release just made (the real call has returned) may have dropped a tracked
+// reference. Asked after the call, not before: a bury registers the references it
+// scanned and then checks them again (Registry::add), so a release before that check is
+// seen there and one after it sees the bit here. The fence pairs with add()'s.
+bool released_tracked(int fd) noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return Registry::get().fd_tracked(fd);
 }
 
 // The next definition of NAME, for glibc's aliases (no declaration to take a type from).
@@ -51,21 +62,21 @@ Fn real_alias(std::atomic<void*>* slot, const char* name) {
 
 int close_with(int (*real)(int), int fd) {
   if (!real) return missing_symbol();
-  if (!Registry::get().fd_tracked(fd)) return real(fd);
-  Guard g;
-  if (!g.outermost()) return real(fd);
   int rv = real(fd);
-  recount();
+  if (!released_tracked(fd)) return rv;
+  Guard g;
+  if (g.outermost()) recount();
   return rv;
 }
 
 int fclose_with(int (*real)(FILE*), FILE* fp) {
   if (!real) return missing_symbol();
-  if (!fp || Registry::get().empty()) return real(fp);
-  Guard g;
-  if (!g.outermost() || !stream_tracked(fp)) return real(fp);
+  if (!fp) return real(fp);
+  int fd = stream_fd(fp);
   int rv = real(fp);
-  recount();
+  if (!released_tracked(fd)) return rv;
+  Guard g;
+  if (g.outermost()) recount();
   return rv;
 }
 
@@ -92,11 +103,12 @@ static FILE* reopen(Fn real, const char* path, const char* mode, FILE* fp) {
     errno = ENOSYS;
     return nullptr;
   }
-  if (!fp || Registry::get().empty()) return real(path, mode, fp);
-  Guard g;
-  bool tracked = g.outermost() && stream_tracked(fp);
+  if (!fp) return real(path, mode, fp);
+  int fd = stream_fd(fp);
   FILE* rv = real(path, mode, fp);
-  if (tracked) recount();
+  if (!released_tracked(fd)) return rv;
+  Guard g;
+  if (g.outermost()) recount();
   return rv;
 }
 
@@ -122,10 +134,10 @@ NFSSHIM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
     return -1;
 #endif
   };
-  if (Registry::get().empty()) return plain();
   Guard g;
   int rv = plain();
-  if (g.outermost()) recount();
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // as in released_tracked
+  if (g.outermost() && !Registry::get().empty()) recount();
   return rv;
 }
 
@@ -140,11 +152,11 @@ NFSSHIM_EXPORT void closefrom(int lowfd) {
     if (real) return real(lowfd);
     nfsshim::sys::close_from(lowfd);
   };
-  if (Registry::get().empty()) return plain();
   Guard g;
   ErrnoKeeper keep;  // closefrom has no result and leaves errno alone
   plain();
-  if (g.outermost()) recount();
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // as in released_tracked
+  if (g.outermost() && !Registry::get().empty()) recount();
 }
 
 NFSSHIM_EXPORT int dup(int oldfd) {
@@ -158,9 +170,12 @@ NFSSHIM_EXPORT int dup(int oldfd) {
   return rv;
 }
 
-// dup2/dup3 also close NEWFD if it was open, which may drop a tracked reference.
-static int dup_to(int rv, int oldfd, int newfd, bool new_was_tracked) {
-  if (rv < 0 || (!new_was_tracked && !Registry::get().fd_tracked(oldfd))) return rv;
+// dup2/dup3 also close NEWFD if it was open, which may drop a tracked reference. NEWFD's
+// bit still says so after the call (only a recount clears it).
+static int dup_to(int rv, int oldfd, int newfd) {
+  if (rv < 0 || oldfd == newfd) return rv;
+  bool new_was_tracked = released_tracked(newfd);
+  if (!new_was_tracked && !Registry::get().fd_tracked(oldfd)) return rv;
   Guard g;
   if (!g.outermost()) return rv;
   if (new_was_tracked) recount();
@@ -170,8 +185,7 @@ static int dup_to(int rv, int oldfd, int newfd, bool new_was_tracked) {
 
 static int dup2_with(int (*real)(int, int), int oldfd, int newfd) {
   if (!real) return missing_symbol();
-  bool tracked = oldfd != newfd && Registry::get().fd_tracked(newfd);
-  return dup_to(real(oldfd, newfd), oldfd, newfd, tracked);
+  return dup_to(real(oldfd, newfd), oldfd, newfd);
 }
 
 NFSSHIM_EXPORT int dup2(int oldfd, int newfd) { return dup2_with(REAL(dup2), oldfd, newfd); }
@@ -184,8 +198,7 @@ NFSSHIM_EXPORT int __dup2(int oldfd, int newfd) {
 NFSSHIM_EXPORT int dup3(int oldfd, int newfd, int flags) {
   auto real = REAL(dup3);
   if (!real) return missing_symbol();
-  bool tracked = oldfd != newfd && Registry::get().fd_tracked(newfd);
-  return dup_to(real(oldfd, newfd, flags), oldfd, newfd, tracked);
+  return dup_to(real(oldfd, newfd, flags), oldfd, newfd);
 }
 
 // fcntl's third argument is an int, a long or a pointer depending on CMD; on every

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "export.h"
@@ -88,12 +89,15 @@ NFSSHIM_EXPORT EARLY_SAFE void* mmap64(void* addr, size_t len, int prot, int fla
   return rv;
 }
 
+// munmap and mremap check after the real call, as the closes do (wrap_fd.cc
+// released_tracked): a bury that scanned the mapping sees it gone, or this sees its range.
 NFSSHIM_EXPORT EARLY_SAFE int munmap(void* addr, size_t len) {
   if (!g_munmap) return static_cast<int>(::syscall(SYS_munmap, addr, len));
-  if (!Registry::get().maps_tracked()) return g_munmap(addr, len);  // the common case: no Guard
-  Guard g;
-  if (!g.outermost() || !touches_tracked(addr, len)) return g_munmap(addr, len);
   int rv = g_munmap(addr, len);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!Registry::get().maps_tracked()) return rv;  // the common case: no Guard
+  Guard g;
+  if (!g.outermost() || !touches_tracked(addr, len)) return rv;
   ErrnoKeeper keep;
   try {
     Registry::get().recount();
@@ -113,10 +117,11 @@ NFSSHIM_EXPORT EARLY_SAFE void* mremap(void* old, size_t oldlen, size_t newlen, 
   if (!g_mremap)
     return reinterpret_cast<void*>(::syscall(SYS_mremap, old, oldlen, newlen, flags, newaddr));
   Guard g;
-  bool tracked = g.outermost() && (touches_tracked(old, oldlen) ||
-                                   ((flags & MREMAP_FIXED) && touches_tracked(newaddr, newlen)));
   void* rv = (flags & MREMAP_FIXED) ? g_mremap(old, oldlen, newlen, flags, newaddr)
                                     : g_mremap(old, oldlen, newlen, flags);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  bool tracked = g.outermost() && (touches_tracked(old, oldlen) ||
+                                   ((flags & MREMAP_FIXED) && touches_tracked(newaddr, newlen)));
   if (tracked) {
     ErrnoKeeper keep;
     try {
