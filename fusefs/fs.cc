@@ -76,11 +76,12 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
   // known descriptor). Saves syscalls; the gain was below the noise of tools/bench/fuse on the
   // 2-vCPU test VM, where the daemon's thread hand-off dominates (fusefs/README.md).
   if (!created && fs.stable_inums) {
+    uint64_t made = fs.inodes->made();
     int rv = sys::fstatat(parent->fd.get(), name, &e->attr, AT_SYMLINK_NOFOLLOW);
     if (rv < 0) return rv;
     if (fs.hidden_inode(e->attr)) return -ENOENT;
     if (fs.stable(key_of(e->attr)) &&
-        (e->ino = fs.inodes->add_known_lookup(key_of(e->attr), &e->generation)) != 0) {
+        (e->ino = fs.inodes->add_known_lookup(key_of(e->attr), made, &e->generation)) != 0) {
       hide_grave_link(fs, e);
       e->attr.st_ino = fs.visible_ino(e->attr.st_dev, e->attr.st_ino);
       set_timeouts(fs, e);

@@ -54,16 +54,19 @@ fuse_ino_t InodeTable::add_lookup(sys::Fd fd, const struct stat& st, uint64_t* g
   Slot& s = slots_[slot];
   s.inode = std::make_shared<Inode>(std::move(fd), key, st.st_mode & S_IFMT);
   s.nlookup = 1;
+  s.made = made_.load(std::memory_order_relaxed) + 1;
+  made_.store(s.made, std::memory_order_release);
   by_key_[key] = slot;
   *generation = s.gen;
   return make_ino(slot, s.gen);
 }
 
-fuse_ino_t InodeTable::add_known_lookup(const InodeKey& key, uint64_t* generation) {
+fuse_ino_t InodeTable::add_known_lookup(const InodeKey& key, uint64_t made, uint64_t* generation) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_key_.find(key);
   if (it == by_key_.end()) return 0;
   Slot& s = slots_[it->second];
+  if (s.made > made) return 0;
   ++s.nlookup;
   *generation = s.gen;
   return make_ino(it->second, s.gen);

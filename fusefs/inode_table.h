@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -78,8 +79,14 @@ class InodeTable {
   // O_PATH descriptor of that inode; dropped if the inode is known already). Returns the
   // inode number and its generation.
   fuse_ino_t add_lookup(sys::Fd fd, const struct stat& st, uint64_t* generation);
-  // One more kernel lookup of the inode with KEY if it is known (its number, or 0 if not).
-  fuse_ino_t add_known_lookup(const InodeKey& key, uint64_t* generation);
+  // How many inodes the table has made so far. Read it before a stat by name whose key
+  // add_known_lookup then takes: an inode made before the stat held its file (and so its
+  // number) the whole time, so the name named that file.
+  uint64_t made() const { return made_.load(std::memory_order_acquire); }
+  // One more kernel lookup of the inode with KEY if it is known and was made before MADE
+  // was read (its number, or 0 if not). A newer one may be a file that took the number of
+  // the one stat'ed, deleted on SOURCE since (local filesystems reuse freed numbers).
+  fuse_ino_t add_known_lookup(const InodeKey& key, uint64_t made, uint64_t* generation);
   // INODE's file is gone although the kernel still knows its number (a FUSE or NFS backing
   // filesystem reused its inode number): later lookups of the key must not find it.
   void retire(const Inode& inode);
@@ -94,6 +101,7 @@ class InodeTable {
     std::shared_ptr<Inode> inode;
     uint64_t nlookup = 0;
     uint32_t gen = 0;
+    uint64_t made = 0;  // made_ when the inode was made
   };
   static fuse_ino_t make_ino(uint32_t slot, uint32_t gen) {
     return (static_cast<uint64_t>(gen) << 32) | slot;
@@ -103,6 +111,7 @@ class InodeTable {
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;
   std::unordered_map<InodeKey, uint32_t, InodeKeyHash> by_key_;
+  std::atomic<uint64_t> made_{0};  // written under mu_
 };
 
 static_assert(sizeof(fuse_ino_t) >= 8, "inode numbers carry a 32-bit generation");
