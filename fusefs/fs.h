@@ -120,6 +120,18 @@ void release_ref(Fs& fs, Inode& inode);
 // also counts one more open, which the caller ends with release_ref: a last release on
 // another thread cannot remove the entry that a failed rename must put back.
 int bury(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin = false);
+int bury_locked(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin);  // INODE.mu held
+// bury(), and where the file is not buried PLAIN() (the plain unlink or rename, 0 or
+// -errno) under the same lock: an open cannot come between the decision and the call (a
+// FUSE SOURCE would hide the file it opened as .fuse_hidden* beside its name). Returns 1
+// if buried (PLAIN not run: the caller's to do), else PLAIN's result; after a failed bury
+// PLAIN runs too and gives the kernel's answer (ENOENT, EISDIR).
+template <typename F>
+int bury_or(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin, F plain) {
+  std::lock_guard<std::mutex> lock(inode.mu);
+  if (bury_locked(fs, inode, dirfd, name, pin) == 1) return 1;
+  return plain();
+}
 // Undoes bury (the rename that followed it failed): puts the entry back at DIRFD/NAME.
 int unbury(Fs& fs, Inode& inode, int dirfd, const char* name);
 // After bury and the operation it prepared: removes the entry at once if nothing is open.

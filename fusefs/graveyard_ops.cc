@@ -67,8 +67,12 @@ static bool moved_a_directory(Fs& fs, const Inode& inode, const std::string& ent
 }
 
 int bury(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin) {
-  if (!fs.graveyard || inode.type != S_IFREG) return 0;
   std::lock_guard<std::mutex> lock(inode.mu);
+  return bury_locked(fs, inode, dirfd, name, pin);
+}
+
+int bury_locked(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin) {
+  if (!fs.graveyard || inode.type != S_IFREG) return 0;
   // Nothing open: a plain unlink, unless something we cannot count may hold the file and
   // SOURCE would then hide it beside its name (.nfs*, .fuse_hidden*): on NFS our own O_PATH
   // descriptor (fs.h); on NFS or FUSE (not a local filesystem) a passthrough mapping

@@ -64,18 +64,14 @@ void rename(fuse_req_t req, fuse_ino_t parent_ino, const char* name, fuse_ino_t 
   // after a crash between them); it is needed only where SOURCE would hide the holders' file
   // beside its name (NFS: .nfs*, a FUSE SOURCE: .fuse_hidden*).
   if (victim && !fs.backing_nfs && fs.local_fs(*victim)) victim = nullptr;
-  int buried = 0;
-  if (victim) {
-    // Pinned until the rename is done: a last release meanwhile must not remove the entry
-    // that a failed rename puts back.
-    buried = bury(fs, *victim, newdir, newname, true);
-    if (buried < 0) buried = 0;  // the target vanished: the rename says what happens now
-  }
-  rv = do_rename(olddir, name, newdir, newname, flags);
-  if (buried == 1) {
-    if (rv < 0) unbury(fs, *victim, newdir, newname);
-    release_ref(fs, *victim);  // the pin: the entry goes now if nothing else holds the file
-  }
+  auto plain = [&] { return do_rename(olddir, name, newdir, newname, flags); };
+  if (!victim) return reply_status(req, plain());
+  // Pinned until the rename is done: a last release meanwhile must not remove the entry
+  // that a failed rename puts back. Not buried: renamed under the victim's lock.
+  if ((rv = bury_or(fs, *victim, newdir, newname, true, plain)) != 1) return reply_status(req, rv);
+  rv = plain();
+  if (rv < 0) unbury(fs, *victim, newdir, newname);
+  release_ref(fs, *victim);  // the pin: the entry goes now if nothing else holds the file
   reply_status(req, rv);
 }
 

@@ -4,13 +4,13 @@
 # the mount) between that stat and the table lookup, and a new file took its number
 # (ext4 hands out the lowest free one) and was looked up meanwhile, the name must not be
 # given the new file (uid 65534 reading d1/victim got EACCES from its mode, root read it).
-# lookup_pause.so holds the daemon's thread after its stat of "victim" until the test has
+# daemon_pause.so holds the daemon's thread after its stat of "victim" until the test has
 # made that happen. The SOURCE is an ext4 image: tmpfs never reuses inode numbers.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || fail "run as root"
 command -v mkfs.ext4 >/dev/null || fail "mkfs.ext4 missing (e2fsprogs)"
-pause_lib=$(cd "$BUILD" && pwd)/tests/fusefs/liblookup_pause.so
-[ -f "$pause_lib" ] || fail "$pause_lib missing (build target lookup_pause)"
+pause_lib=$(cd "$BUILD" && pwd)/tests/fusefs/libdaemon_pause.so
+[ -f "$pause_lib" ] || fail "$pause_lib missing (build target daemon_pause)"
 truncate -s 32M "$T/img"
 mkfs.ext4 -q -F "$T/img" || fail "mkfs.ext4"
 mkdir -p "$T/back" "$T/mnt" "$T/ctl"
@@ -27,7 +27,7 @@ head -c 300 /dev/zero | tr '\0' A > "$T/back/d1/victim"
 chown 65534:65534 "$T/back/d1/victim"
 victim_ino=$(stat -c %i "$T/back/d1/victim")
 
-LOOKUP_PAUSE="victim:$T/ctl" LD_PRELOAD=$pause_lib mount_shim "$T/back" "$T/mnt"
+DAEMON_PAUSE="after-stat:victim:$T/ctl" LD_PRELOAD=$pause_lib mount_shim "$T/back" "$T/mnt"
 stat "$T/mnt/d2" >/dev/null || fail "d2 through the mount"
 setpriv --reuid=65534 --regid=65534 --clear-groups cat "$T/mnt/d1/victim" >"$T/out" 2>&1 &
 reader=$!
