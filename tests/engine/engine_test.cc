@@ -236,6 +236,31 @@ TEST_F(EngineTest, AReadWhoseLaterPieceFailsFailsWhole) {
   EXPECT_TRUE(buf == data);
 }
 
+// A READ answered with no bytes and no eof in the middle of the file (a broken server;
+// empty_reads_from_for_test) is EIO, as in the kernel's nfs_readpage_retry. It was passed
+// on as a short read, which FUSE takes for end of file: the kernel cut its cached size
+// there, and cp copied a truncated file without an error.
+TEST_F(EngineTest, AReadWithoutBytesOrEofMidFileIsEio) {
+  NfsUrl u = engine_->url();
+  u.rsize = 65536;
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(u, &e, &why), 0) << why;
+  Fh f;
+  ASSERT_EQ(e->create(cred_, dir_, "empty_reads", 0644, false, &f, nullptr), 0);
+  std::string data(2 * 65536, 'x');
+  ASSERT_EQ(e->write(cred_, f, 0, data.size(), data.data(), FILE_SYNC, nullptr),
+            static_cast<ssize_t>(data.size()));
+  std::string buf(data.size(), '\0');
+  for (uint64_t at : {uint64_t{65536}, uint64_t{0}}) {
+    e->empty_reads_from_for_test(at);
+    EXPECT_EQ(e->read(cred_, f, 0, buf.size(), &buf[0]), -EIO) << "READs from " << at << " empty";
+  }
+  e->empty_reads_from_for_test(UINT64_MAX);
+  ASSERT_EQ(e->read(cred_, f, 0, buf.size(), &buf[0]), static_cast<ssize_t>(data.size()));
+  EXPECT_EQ(e->read(cred_, f, data.size(), 10, &buf[0]), 0) << "end of file (eof) stays 0";
+}
+
 // Many threads write large files in chunks of random sizes (some spanning many wsize
 // pieces) UNSTABLE + COMMIT, then read them back in random chunks (many rsize pieces in
 // parallel); every byte is compared, and the server's copy is checked on its disk too.

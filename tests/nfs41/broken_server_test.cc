@@ -61,6 +61,33 @@ TEST(Nfs41BrokenServer, ReaddirThatNeverAdvancesEndsInEio) {
   EXPECT_EQ(e->shutdown(), 0);
 }
 
+// A READ answered with no bytes and no eof in the middle of the file (the fake's file is
+// 8 bytes, its READs stop at 4) is EIO, as in the kernel's nfs_readpage_retry: it was
+// passed on as a short read, which FUSE takes for end of file (the kernel cuts its cached
+// size there, and cp copies a truncated file without an error).
+TEST(Nfs41BrokenServer, ReadWithoutBytesOrEofMidFileIsEio) {
+  nfs41test::FakeNfs41Server srv;
+  Options o = options(srv.port());
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(o, &e, &why), 0) << why;
+  const Cred c = e->default_cred();
+  Open f;
+  ASSERT_EQ(e->open(c, e->root(), "f", true, false, 0644, &f, nullptr), 0);
+  ASSERT_EQ(e->write(c, f, 0, 8, "abcdefgh", FILE_SYNC4, nullptr), 8);
+  char buf[8];
+  ASSERT_EQ(e->read(c, f, 0, 8, buf), 8) << "control: a whole read";
+  srv.stall_reads_at(4);
+  EXPECT_EQ(e->read(c, f, 0, 8, buf), -EIO) << "a READ without bytes or eof taken for end of file";
+  EXPECT_GE(srv.empty_reads(), 1) << "no empty READ: the case is not made";
+  EXPECT_EQ(e->read(c, f, 4, 4, buf), -EIO);
+  srv.stall_reads_at(UINT64_MAX);
+  EXPECT_EQ(e->read(c, f, 0, 8, buf), 8);
+  EXPECT_EQ(e->read(c, f, 8, 8, buf), 0) << "end of file (eof) stays 0";
+  EXPECT_EQ(e->close(c, f), 0);
+  EXPECT_EQ(e->shutdown(), 0);
+}
+
 // SEQUENCE + PUTROOTFH through E: its result. A call still waiting after SECS seconds
 // (a client that never gives up, WHY) fails the test and aborts it.
 int putrootfh_within(Engine& e, int secs, const char* why) {

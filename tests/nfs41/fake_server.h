@@ -144,6 +144,16 @@ class FakeNfs41Server : public RecordServer {
     return it == files_.end() ? std::string() : std::string(it->second.begin(), it->second.end());
   }
   static std::string file_fh(const std::string& name) { return "fake-file:" + name; }
+  // READs answer bytes below AT only, and from AT on none, without eof (a broken server:
+  // its file seems to end at AT although it is longer). Their count: empty_reads().
+  void stall_reads_at(uint64_t at) {
+    std::lock_guard<std::mutex> g(mu_);
+    stall_at_ = at;
+  }
+  int empty_reads() {
+    std::lock_guard<std::mutex> g(mu_);
+    return empty_reads_;
+  }
 
  private:
   using XdrDecoder = nfsshim::rpc::XdrDecoder;
@@ -502,8 +512,10 @@ class FakeNfs41Server : public RecordServer {
         result(OP_READ, l.status);
         if (l.status == NFS4_OK) {
           const std::vector<uint8_t>& f = files_[cur_];
-          size_t at = std::min<size_t>(off, f.size());
-          size_t n = std::min<size_t>(want, f.size() - at);
+          const size_t end = std::min<uint64_t>(f.size(), stall_at_);
+          size_t at = std::min<size_t>(off, end);
+          size_t n = std::min<size_t>(want, end - at);
+          if (n == 0 && end < f.size()) ++empty_reads_;
           r.boolean(at + n == f.size());
           r.opaque(f.data() + at, n);
         }
@@ -672,6 +684,8 @@ class FakeNfs41Server : public RecordServer {
   static constexpr uint32_t kSlots = 8;
   static constexpr int kReaddirLimit = 1000;
   int readdirs_ = 0;
+  uint64_t stall_at_ = UINT64_MAX;
+  int empty_reads_ = 0;
   bool mute_next_ = false;
   bool no_reply_ = false;  // answer() decided: this request gets no reply
   bool mute_this_ = false;  // answer() decided: nor any other on its connection

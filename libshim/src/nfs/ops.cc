@@ -207,6 +207,7 @@ ssize_t Engine::read(const Cred& c, const Fh& fh, uint64_t off, size_t len, char
     if (n == -EAGAIN && jukebox_wait("READ", &jb)) continue;  // the first piece: NFS3ERR_JUKEBOX
     if (n == -EAGAIN) n = -EIO;
     if (n < 0) return n;  // not TOTAL alone: see engine.h
+    if (n == 0 && !eof) return -EIO;  // no bytes, no eof: not end of file (nfs_readpage_retry)
     if (n == 0) break;  // end of file
     total += static_cast<size_t>(n);
   }
@@ -222,6 +223,7 @@ ssize_t Engine::read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t le
     ssize_t got = 0;
     bool eof = false;
     int fail = 0;  // fail_reads_from_for_test
+    bool empty = false;  // empty_reads_from_for_test
   };
   std::vector<Slot> slots(n);
   std::vector<Call> calls(n);
@@ -243,6 +245,7 @@ ssize_t Engine::read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t le
     };
     Slot* slot = &slots[i];
     if (poff >= fail_read_at_.load(std::memory_order_relaxed)) slot->fail = fail_read_err_.load();
+    slot->empty = poff >= empty_read_at_.load(std::memory_order_relaxed);
     call.done = [slot, dst, plen, &cd](int err, void* res) {
       if (!err && slot->fail) err = slot->fail;
       if (!err) {
@@ -250,10 +253,10 @@ ssize_t Engine::read_pieces(const Cred& c, const Fh& fh, uint64_t off, size_t le
         err = nfs3_errno(r->status);
         if (!err) {
           const READ3resok& ok = r->READ3res_u.resok;
-          size_t got = std::min<size_t>(ok.data.data_len, plen);
+          size_t got = slot->empty ? 0 : std::min<size_t>(ok.data.data_len, plen);
           std::memcpy(dst, ok.data.data_val, got);
           slot->got = static_cast<ssize_t>(got);
-          slot->eof = ok.eof;
+          slot->eof = !slot->empty && ok.eof;
         }
       }
       if (err) slot->got = err;

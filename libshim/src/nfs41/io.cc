@@ -411,8 +411,11 @@ ssize_t Engine::read(const Cred& c, const Open& f, uint64_t off, size_t len, cha
     bool eof = false;
     ssize_t n = read_pieces(c, f, off + done, len - done, buf + done, &eof);
     if (n < 0) return n;  // not DONE alone: a short FUSE read is taken for end of file
+    // No bytes and no eof mid-file: a short read would cut the file there (the kernel's
+    // nfs_readpage_retry gives EIO too).
+    if (n == 0 && !eof) return -EIO;
     done += static_cast<size_t>(n);
-    if (eof || n == 0) break;  // a short piece without eof: ask again for the rest
+    if (eof) break;  // a short piece without eof: ask again for the rest
   }
   return static_cast<ssize_t>(done);
 }

@@ -185,6 +185,9 @@ class Engine {
     fail_read_err_.store(err);
     fail_read_at_.store(off);
   }
+  // Test hook: every READ piece from OFF on is taken as answered with no bytes and no eof
+  // (a broken server) until called with OFF = UINT64_MAX.
+  void empty_reads_from_for_test(uint64_t off) { empty_read_at_.store(off); }
   // The whole directory (READDIRPLUS until eof), "." and ".." included as the server sends them.
   int readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out);
   int fsstat(const Cred& c, const Fh& fh, FsStat* out);
@@ -268,6 +271,7 @@ class Engine {
   std::atomic<bool> resent_next_{false};  // count_next_as_resent_for_test
   std::atomic<uint64_t> fail_read_at_{UINT64_MAX};  // fail_reads_from_for_test
   std::atomic<int> fail_read_err_{0};
+  std::atomic<uint64_t> empty_read_at_{UINT64_MAX};  // empty_reads_from_for_test
 };
 
 // UNSTABLE writes of one file with COMMIT on demand (fsync/close) or when the retained data
