@@ -272,15 +272,17 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   sa.mtime_val = attr->st_mtim;
   // Answered writes land first: a truncate after them, and the attributes replied.
   wait_before(fs, n, WriteBehind::now());
-  if (sa.set_size) {
-    // Unstable data below the new size must not come back after the truncate via a resend.
+  {
+    // Kept data is committed before any SETATTR (as the kernel's nfs_setattr syncs first):
+    // re-sent after a server restart it would come back after a truncate, or move the
+    // mtime set now (tar, cp -p).
     std::shared_ptr<FileIo> io;
     {
       std::lock_guard<std::mutex> g(n->mu);
       io = n->io;
     }
     // If they cannot be made stable (a failed resend: ENOSPC, a soft timeout) they would
-    // come back after the truncate: the truncate fails instead, as their writer's fsync would.
+    // come back after the SETATTR: it fails instead, as their writer's fsync would.
     int cr = io ? io->commit(c) : 0;
     if (cr < 0) {
       fuse_reply_err(req, -cr);

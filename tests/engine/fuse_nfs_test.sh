@@ -107,7 +107,11 @@
 #                              the append landed at offset 0 and the file was "new" + 97 of
 #                              the 100 bytes); then, with the restarted server's disk full
 #                              (1 MiB tmpfs), the re-send fails: close(2) says ENOSPC and
-#                              the daemon logs the bytes it drops at ERROR; with -v41
+#                              the daemon logs the bytes it drops at ERROR; a file written
+#                              and then given a 2001 mtime (futimens) before the restart
+#                              keeps that mtime (its SETATTR commits the kept data first, as
+#                              the kernel's nfs_setattr does; before 2026-12-05 the data was
+#                              re-sent after the restart and moved the mtime); with -v41
 #   idmap-v41                  vers=4.1 against a ganesha with ID mapping (owners sent as
 #                              "name@domain", ganesha's default): root's new file is
 #                              0:0; uid 1 (daemon) creates in its own 0755 directory and its
@@ -861,6 +865,11 @@ log = os.open(os.path.join(mnt, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 
 os.write(log, b"A" * 100)
 data = os.open(os.path.join(mnt, "data"), os.O_RDWR | os.O_CREAT, 0o644)
 os.write(data, b"B" * 100)
+# Written, then its mtime set (tar, cp -p): the SETATTR commits first, so nothing is
+# re-sent after the restart to move the mtime again.
+stamped = os.open(os.path.join(mnt, "stamped"), os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(stamped, b"S" * 100)
+os.utime(stamped, (978307200, 978307200))  # 2001-01-01
 open(os.path.join(work, "ready"), "w").close()
 open(os.path.join(work, "restarted")).read()  # the fifo: until ganesha is back
 print("stat size after the restart:", os.stat(os.path.join(mnt, "log")).st_size)
@@ -871,6 +880,7 @@ os.fsync(log)
 os.close(log)
 os.fsync(data)
 os.close(data)
+os.close(stamped)
 print("append, fsync and close returned")
 PY
   app=$!
@@ -902,6 +912,10 @@ PY
   [ "$(cat "$work/export/data")" = "$(printf 'B%.0s' $(seq 100))" ] ||
     fail "the export's data file: '$(cat "$work/export/data")'"
   grep -q "verifier changed" "$work/shim.log" || fail "no re-send under the new verifier: the case is not made"
+  [ "$(cat "$work/export/stamped")" = "$(printf 'S%.0s' $(seq 100))" ] || fail "the export's stamped file: '$(cat "$work/export/stamped")'"
+  mtime=$(stat -c %Y "$work/export/stamped")
+  [ "$mtime" = 978307200 ] ||
+    fail "futimens after a write: the mtime is $(date -u -d @"$mtime" +%FT%TZ), not 2001-01-01 (the write re-sent after the restart, not committed before the SETATTR)"
   # 2. The re-send cannot land (the restarted server's disk is full) and the file's last
   #    close comes: close(2) reports ENOSPC, and the daemon, which drops the kept data with
   #    the file's last open, says so at ERROR with the bytes lost (before 2026-12-05: nothing).
