@@ -81,9 +81,11 @@ class Client {
   virtual int lookup(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, nfs::Fh* out,
                      nfs::Attr* attr) = 0;
   virtual int readlink(const nfs::Cred& c, const nfs::Fh& fh, std::string* target) = 0;
-  // CREATED null: nothing stays open on the server (mknod).
+  // FLAGS: the open(2) flags (O_EXCL: an exclusive create; O_TRUNC: a file of NAME made
+  // since the kernel's LOOKUP is truncated; v4.1: the access mode). CREATED null: nothing
+  // stays open on the server (mknod).
   virtual int create(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode,
-                     bool exclusive, nfs::Fh* out, nfs::Attr* attr,
+                     int flags, nfs::Fh* out, nfs::Attr* attr,
                      std::unique_ptr<CreatedOpen>* created) = 0;
   virtual int mkdir(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode,
                     nfs::Fh* out, nfs::Attr* attr) = 0;

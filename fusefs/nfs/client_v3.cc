@@ -46,9 +46,9 @@ class ClientV3 final : public ForwardingClient<nfs::Engine> {
   }
   int fixed_uid() const override { return e_->url().uid; }
   int fixed_gid() const override { return e_->url().gid; }
-  int create(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode, bool exclusive,
+  int create(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode, int flags,
              nfs::Fh* out, nfs::Attr* attr, std::unique_ptr<CreatedOpen>*) override {
-    return e_->create(c, dir, name, mode, exclusive, out, attr);
+    return e_->create(c, dir, name, mode, (flags & O_EXCL) != 0, out, attr, (flags & O_TRUNC) != 0);
   }
   int readdirplus(const nfs::Cred& c, const nfs::Fh& dir, std::vector<nfs::DirEntry>* out) override {
     return e_->readdirplus(c, dir, out);

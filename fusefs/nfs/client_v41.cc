@@ -57,7 +57,7 @@ class FileIo41 final : public FileIo {
            uint64_t* handle) override {
     Open o;
     if (auto* co = dynamic_cast<CreatedOpen41*>(created.get())) {
-      o = co->open;  // access BOTH: the creator's open
+      o = co->open;  // the creator's open (access from its flags)
     } else {
       {
         std::lock_guard<std::mutex> g(mu_);
@@ -213,10 +213,11 @@ class ClientV41 final : public ForwardingClient<nfs41::Engine> {
   }
   int fixed_uid() const override { return url_.uid; }
   int fixed_gid() const override { return url_.gid; }
-  int create(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode, bool exclusive,
+  int create(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, uint32_t mode, int flags,
              nfs::Fh* out, nfs::Attr* attr, std::unique_ptr<CreatedOpen>* created) override {
     Open o;
-    int rv = e_->open(c, dir, name, true, exclusive, mode, &o, attr);
+    int rv = e_->open(c, dir, name, true, (flags & O_EXCL) != 0, mode, &o, attr, share_access(flags),
+                      (flags & O_TRUNC) != 0);
     if (rv != 0) return rv;
     *out = o->fh;
     if (created) {

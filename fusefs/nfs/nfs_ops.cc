@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <shared_mutex>
+#include <thread>
 #include <vector>
 
 #include "loop.h"
@@ -713,6 +715,17 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   if (fuse_reply_open(req, fi) == -ENOENT) end_open(fs, c, n, handle);  // interrupted
 }
 
+// Test hook NFSSHIM_TEST_CREATE_GATE=PATH: each create waits (at most 30 s) until PATH
+// exists, so that a test can make the name on the server after the kernel's LOOKUP.
+void create_gate(const char* name) {
+  static const char* const gate = std::getenv("NFSSHIM_TEST_CREATE_GATE");
+  if (!gate) return;
+  SHIM_LOG_WARN("test hook NFSSHIM_TEST_CREATE_GATE: the create of '{}' waits for {}", name, gate);
+  struct stat st;
+  for (int i = 0; i < 3000 && ::stat(gate, &st) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) noexcept {
   NfsFs& fs = fs_of(req);
   if (hidden(parent, name, fs)) {
@@ -720,12 +733,13 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     return;
   }
   NODE_OR_FAIL(p, req, parent);
+  create_gate(name);
   nfs::Fh fh;
   nfs::Attr a;
   nfs::Cred c = cred_of(req);
   std::unique_ptr<CreatedOpen> created;
   const uint64_t point = WriteBehind::now();
-  int rv = fs.client->create(c, p->fh, name, mode & 07777, (fi->flags & O_EXCL) != 0, &fh, &a, &created);
+  int rv = fs.client->create(c, p->fh, name, mode & 07777, fi->flags, &fh, &a, &created);
   if (rv == 0) rv = settle_attr(fs, c, fh, point, &a);  // without O_EXCL: maybe a file being written
   if (rv < 0) {
     fuse_reply_err(req, -rv);
@@ -1215,7 +1229,7 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   nfs::Fh fh;
   nfs::Attr a;
   const uint64_t point = WriteBehind::now();
-  int rv = fs.client->create(cred_of(req), p->fh, name, mode & 07777, true, &fh, &a, nullptr);
+  int rv = fs.client->create(cred_of(req), p->fh, name, mode & 07777, O_CREAT | O_EXCL, &fh, &a, nullptr);
   reply_entry(req, point, rv, fh, a);
 }
 

@@ -79,6 +79,15 @@
 #                              lands the right bytes on the export; controls -o nosplice and a
 #                              daemon without CAP_SYS_RESOURCE under a 1 MiB fs.pipe-max-size:
 #                              off, the reason logged, no write through a pipe
+#   create-trunc               open(O_CREAT|O_TRUNC) of a name another client creates (1 MiB)
+#                              after the kernel's LOOKUP saw none (the test hook
+#                              NFSSHIM_TEST_CREATE_GATE holds our CREATE until it exists):
+#                              the file is truncated, a 10-byte write leaves exactly those
+#                              10 bytes (the CREATE carries size 0, as the kernel's does;
+#                              before 2026-12-05 the old tail stayed); control: without
+#                              O_TRUNC the other client's bytes stay; with -v41 also another
+#                              user's O_RDONLY|O_CREAT meeting a file it may only read opens
+#                              it and reads (the OPEN asked for read and write: EACCES)
 #   hole-read                  a 4 KiB write at 1 MiB into an empty file is answered at once
 #                              (write-behind) and mapped right away: the page faults at 0 and
 #                              at 1 MiB read zeros and the written bytes (a READ below the
@@ -727,6 +736,63 @@ PY
     got=$(cat "$work/export/$f") && [ "$got" = $want ] || fail "the export's $f is '$got', not '$want'"
   done
   pass "open(O_TRUNC) truncates an existing file, also amid answered writes ($engine)"
+  ;;
+create-trunc)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mkdir -m 1777 "$work/export/pub" && chmod 755 "$work"  # the mount point is reached by uid 65534
+  export NFSSHIM_TEST_CREATE_GATE=$work/gate
+  mount_nfs "&nconnect=2"
+  # raced NAME FILL CMD...: CMD (an open with O_CREAT through the mount) in the background; once
+  # our CREATE of NAME waits at the gate, another client makes NAME with FILL (the export's
+  # side), then the CREATE goes on. CMD's output in $work/raced.out; its status returned.
+  raced() {
+    local name=$1 fill=$2 gates
+    shift 2
+    rm -f "$work/gate"
+    gates=$(grep -c "the create of '$name' waits" "$work/shim.log")
+    "$@" > "$work/raced.out" 2>&1 &
+    local app=$!
+    for _ in $(seq 200); do
+      [ "$(grep -c "the create of '$name' waits" "$work/shim.log")" -gt "$gates" ] && break
+      sleep 0.05
+    done
+    [ "$(grep -c "the create of '$name' waits" "$work/shim.log")" -gt "$gates" ] ||
+      { kill $app 2>/dev/null; fail "no create of $name reached the daemon: the case is not made ($(cat "$work/raced.out"))"; }
+    head -c "$fill" /dev/zero | tr '\0' o > "$work/export/pub/$name" && chmod 644 "$work/export/pub/$name"
+    touch "$work/gate"
+    wait $app
+  }
+  # 1. O_CREAT|O_TRUNC|O_WRONLY, 10 bytes written: the 1 MiB made meanwhile is gone.
+  raced big $((1 << 20)) python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, b"0123456789")
+os.close(fd)' "$mnt/pub/big" || { cat "$work/raced.out"; fail "open(O_CREAT|O_TRUNC) through vers=$vers"; }
+  size=$(stat -c %s "$work/export/pub/big")
+  [ "$size" = 10 ] || fail "O_CREAT|O_TRUNC met a file made after the lookup: the export's file is $size bytes, not 10 (its old tail kept)"
+  [ "$(head -c 10 "$work/export/pub/big")" = 0123456789 ] || fail "the export's file does not start with the written bytes"
+  # 2. Control: O_CREAT without O_TRUNC keeps the other client's bytes past the write.
+  raced keep 100 python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, b"0123456789")
+os.close(fd)' "$mnt/pub/keep" || { cat "$work/raced.out"; fail "open(O_CREAT) through vers=$vers"; }
+  size=$(stat -c %s "$work/export/pub/keep")
+  [ "$size" = 100 ] || fail "O_CREAT without O_TRUNC: the export's file is $size bytes, not 100"
+  # 3. v4.1: another user's O_RDONLY|O_CREAT meets root's 0644 file: opened for reading.
+  #    (Not vers=3: ganesha answers ACCES to a CREATE UNCHECKED that meets a file the caller
+  #    may not write; the kernel's v3 client sends the same CREATE.)
+  if [ $vers = 4.1 ]; then
+    raced ro 7 setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CREAT, 0o644)
+print("read", len(os.read(fd, 100)), "bytes")
+os.close(fd)' "$mnt/pub/ro" || { cat "$work/raced.out"; fail "O_RDONLY|O_CREAT of another user's read-only file through vers=$vers"; }
+    grep -q "read 7 bytes" "$work/raced.out" || fail "O_RDONLY|O_CREAT read: $(cat "$work/raced.out")"
+    [ "$(stat -c %s "$work/export/pub/ro")" = 7 ] || fail "O_RDONLY|O_CREAT changed the file"
+  fi
+  unmount_nfs
+  pass "open(O_CREAT|O_TRUNC) truncates a file another client made after the lookup ($engine)"
   ;;
 hole-read)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"

@@ -369,7 +369,7 @@ int Engine::commit(const Cred& c, const Fh& fh, WriteVerf* verf) {
 }
 
 int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, bool exclusive,
-                   Fh* out, Attr* attr) {
+                   Fh* out, Attr* attr, bool truncate) {
   // O_EXCL is an EXCLUSIVE create with a verifier of its own, as the kernel client does: a
   // re-send after a lost connection or a server restart (the reply cache gone) finds the
   // verifier stored with the file and succeeds, where GUARDED would answer EEXIST for the
@@ -391,7 +391,13 @@ int Engine::create(const Cred& c, const Fh& dir, const std::string& name, uint32
                    std::memcpy(a.how.createhow3_u.verf, &verf, sizeof verf);
                  } else {
                    a.how.mode = UNCHECKED;
-                   a.how.createhow3_u.obj_attributes = mode_only(mode);
+                   // O_TRUNC: an UNCHECKED create that meets a file made since the caller's
+                   // LOOKUP opens it; size 0 truncates it (the kernel's nfs_do_create).
+                   SetAttr sa;
+                   sa.set_mode = true;
+                   sa.mode = mode;
+                   sa.set_size = truncate;
+                   a.how.createhow3_u.obj_attributes = to_sattr(sa);
                  }
                  return rpc_nfs3_create_async(rpc, cb, &a, priv);
                },

@@ -31,7 +31,7 @@ WriteVerf verf64(const Verifier4& v) {
 // CLAIM_NULL (DIR/NAME, maybe creating) when NAME is given, else CLAIM_FH of f->fh.
 int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
                       const uint64_t* excl_verf, uint32_t mode, OpenFile* f, Attr* attr,
-                      Bitmap4* attrset, bool* rerun) {
+                      Bitmap4* attrset, bool* rerun, bool truncate) {
   const bool by_fh = name.empty();
   OpenArgs a;
   a.share_access = f->access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
@@ -53,6 +53,9 @@ int Engine::open_once(const Cred& c, const Fh& dir, const std::string& name, boo
     }
     a.createattrs.set_mode = true;
     a.createattrs.mode = mode & 07777;
+    // An UNCHECKED4 create that meets a file made since the caller's LOOKUP opens it; size
+    // 0 truncates it (RFC 8881 18.16.3; the kernel's O_TRUNC open sends it too).
+    a.createattrs.set_size = truncate && a.createmode == UNCHECKED4;
   }
   a.name = name;
   const Fh cur = by_fh ? f->fh : dir;
@@ -124,7 +127,8 @@ int Engine::finish_exclusive(const Cred& c, const Bitmap4& attrset, uint32_t mod
 }
 
 int Engine::open(const Cred& c, const Fh& dir, const std::string& name, bool create,
-                 bool exclusive, uint32_t mode, Open* out, Attr* attr) {
+                 bool exclusive, uint32_t mode, Open* out, Attr* attr, uint32_t access,
+                 bool truncate) {
   if (int rc = check_component(name); rc < 0) return rc;
   if (create && exclusive) {
     // Unique per engine and create: the boot verifier's time plus a counter.
@@ -132,10 +136,15 @@ int Engine::open(const Cred& c, const Fh& dir, const std::string& name, bool cre
     std::memcpy(&boot, boot_verf_.data(), sizeof boot);
     return create_exclusive(c, dir, name, mode, boot + create_counter_.fetch_add(1), out, attr);
   }
-  auto f = new_open_file(c, OPEN4_SHARE_ACCESS_BOTH);
+  if (access < OPEN4_SHARE_ACCESS_READ || access > OPEN4_SHARE_ACCESS_BOTH) return -EINVAL;
+  // ACCESS, not both: an O_RDONLY|O_CREAT that meets a file the caller may only read opens it.
+  auto f = new_open_file(c, access);
   f->dir = dir;
   f->name = name;
-  if (int rc = open_once(c, dir, name, create, nullptr, mode, f.get(), attr); rc != 0) return rc;
+  if (int rc = open_once(c, dir, name, create, nullptr, mode, f.get(), attr, nullptr, nullptr,
+                         truncate);
+      rc != 0)
+    return rc;
   remember_open(f);
   *out = f;
   return 0;

@@ -160,9 +160,10 @@ class Engine {
   ssize_t write(const Cred& c, const Fh& fh, uint64_t off, size_t len, const char* buf, int stable,
                 std::vector<PieceVerf>* verfs);
   int commit(const Cred& c, const Fh& fh, WriteVerf* verf);
-  // EXCLUSIVE is O_EXCL (GUARDED create).
+  // EXCLUSIVE is O_EXCL (GUARDED create). TRUNCATE (O_TRUNC): size 0 goes with an
+  // UNCHECKED create, so that a file of that name made meanwhile is truncated.
   int create(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, bool exclusive,
-             Fh* out, Attr* attr);
+             Fh* out, Attr* attr, bool truncate = false);
   int mkdir(const Cred& c, const Fh& dir, const std::string& name, uint32_t mode, Fh* out, Attr* attr);
   int symlink(const Cred& c, const Fh& dir, const std::string& name, const std::string& target,
               Fh* out, Attr* attr);

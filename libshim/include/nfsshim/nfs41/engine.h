@@ -29,6 +29,7 @@
 #include "nfsshim/nfs/engine.h"
 #include "nfsshim/nfs/url.h"
 #include "nfsshim/nfs4/compound.h"
+#include "nfsshim/nfs4/constants.h"
 #include "nfsshim/nfs4/fattr4.h"
 #include "nfsshim/nfs4/slot_table.h"
 #include "nfsshim/nfs4/types.h"
@@ -122,10 +123,13 @@ class Engine {
   // "a/b/c" from the export root.
   int lookup_path(const Cred& c, const std::string& path, Fh* out, Attr* attr);
   int access(const Cred& c, const Fh& fh, uint32_t want, uint32_t* granted);
-  // OPEN (share access both, deny none, no delegation). CREATE: UNCHECKED, or
-  // create_exclusive() when EXCLUSIVE. Fills *attr if given.
+  // OPEN (share ACCESS, deny none, no delegation). CREATE: UNCHECKED, or
+  // create_exclusive() when EXCLUSIVE (access both). TRUNCATE (O_TRUNC): size 0 in an
+  // UNCHECKED create's attributes, so that a file of that name made meanwhile is
+  // truncated. Fills *attr if given.
   int open(const Cred& c, const Fh& dir, const std::string& name, bool create, bool exclusive,
-           uint32_t mode, Open* out, Attr* attr);
+           uint32_t mode, Open* out, Attr* attr,
+           uint32_t access = nfs4::OPEN4_SHARE_ACCESS_BOTH, bool truncate = false);
   // An exclusive create (EXCLUSIVE4_1) of NAME with the caller's VERIFIER. Sent again with
   // the same verifier (a retry, also in a new session after a server restart) it opens the
   // file that call made; for a file made any other way it gives -EEXIST. open() with
@@ -307,10 +311,10 @@ class Engine {
   Open new_open_file(const Cred& c, uint32_t access);
   void remember_open(const Open& f);
   // EXCL_VERF: null for UNCHECKED4 (or no create), else the EXCLUSIVE4_1 verifier;
-  // *ATTRSET (if given): the attributes the create set.
+  // *ATTRSET (if given): the attributes the create set. TRUNCATE: size 0 with UNCHECKED4.
   int open_once(const Cred& c, const Fh& dir, const std::string& name, bool create,
                 const uint64_t* excl_verf, uint32_t mode, OpenFile* f, Attr* attr,
-                nfs4::Bitmap4* attrset = nullptr, bool* rerun = nullptr);
+                nfs4::Bitmap4* attrset = nullptr, bool* rerun = nullptr, bool truncate = false);
   int finish_exclusive(const Cred& c, const nfs4::Bitmap4& attrset, uint32_t mode, OpenFile* f,
                        Attr* attr);
   ssize_t read_pieces(const Cred& c, const Open& f, uint64_t off, size_t len, char* buf,
