@@ -95,9 +95,43 @@ static bool still_held(const InodeKey& key, const Refs& refs) {
     std::snprintf(name, sizeof name, "%lx-%lx", static_cast<unsigned long>(m.start),
                   static_cast<unsigned long>(m.end));
     sys::Fd file(sys::openat(dir.get(), name, O_PATH));  // the mapped file, not opened
-    if (!file.valid() || !is_key(file.get())) return false;
+    if (file.valid()) {
+      if (!is_key(file.get())) return false;
+      continue;
+    }
+    // Following a map_files link takes CAP_SYS_ADMIN (a broker is not root): whether the
+    // range's first page is still mapped. A mapping made there since by another file keeps
+    // the entry until the next recount, as before this check.
+    if (file.get() != -EPERM && file.get() != -EACCES) return false;
+    unsigned char in_core;
+    if (::syscall(SYS_mincore, m.start, 1, &in_core) != 0) return false;
   }
   return true;
+}
+
+// Sets the references REFS[i] of the entries from FIRST on (KEYS[i]) and checks them once
+// their bits are set: they were read before, and one released in between went through its
+// wrapper untracked. From here on a release sees the bits (the wrappers check after their
+// real call); one before is seen here (the fence pairs with theirs). Scans again while one
+// is gone; after three scans such an entry is unsure (the next close or munmap scans).
+void Registry::track_locked(size_t first, const std::vector<InodeKey>& keys, std::vector<Refs>* refs) {
+  for (int scans = 1;; ++scans) {
+    for (size_t i = 0; i < keys.size(); ++i) set_refs_locked(&list_[first + i], (*refs)[i]);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::vector<size_t> gone;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if ((*refs)[i].complete && (*refs)[i].any() && !still_held(keys[i], (*refs)[i])) gone.push_back(i);
+    if (gone.empty()) return;
+    if (scans == 3) {
+      for (size_t i : gone) {
+        (*refs)[i].complete = false;
+        set_refs_locked(&list_[first + i], (*refs)[i]);
+      }
+      return;
+    }
+    *refs = scan_refs(keys);
+    Counters::inc(counters().scans);
+  }
 }
 
 void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& entry,
@@ -117,23 +151,15 @@ void Registry::add(const InodeKey& key, Graveyard* grave, const std::string& ent
     Counters::inc(counters().removed_at_once);
     return;
   }
-  set_refs_locked(&list_.back(), refs);
-  // The references were read before their bits were set: one released in between went
-  // through its wrapper untracked. From here on a release sees the bits (the wrappers
-  // check after their real call); one before is seen here. The fence pairs with theirs.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (refs.complete && !still_held(key, refs)) {
-    refs = scan_refs({key})[0];
-    Counters::inc(counters().scans);
-    if (!refs.any()) {
-      remove_locked(list_.size() - 1);
-      Counters::inc(counters().removed_last_ref);
-      return;
-    }
-    set_refs_locked(&list_.back(), refs);
+  std::vector<Refs> found{std::move(refs)};
+  track_locked(list_.size() - 1, {key}, &found);
+  if (!found[0].any()) {
+    remove_locked(list_.size() - 1);
+    Counters::inc(counters().removed_last_ref);
+    return;
   }
   update_gauges_locked();
-  SHIM_LOG_DEBUG("buried '{}' ({} fds, {} mappings)", entry, refs.fds.size(), refs.maps.size());
+  SHIM_LOG_DEBUG("buried '{}' ({} fds, {} mappings)", entry, found[0].fds.size(), found[0].maps.size());
 }
 
 void Registry::recount() {
@@ -143,11 +169,9 @@ void Registry::recount() {
   for (const auto& e : list_) keys.push_back(e.key);
   std::vector<Refs> refs = scan_refs(keys);
   Counters::inc(counters().scans);
+  track_locked(0, keys, &refs);
   for (size_t i = list_.size(); i-- > 0;) {
-    if (refs[i].any()) {
-      set_refs_locked(&list_[i], refs[i]);
-      continue;
-    }
+    if (refs[i].any()) continue;
     SHIM_LOG_DEBUG("last reference gone: removing '{}'", list_[i].name);
     remove_locked(i);
     Counters::inc(counters().removed_last_ref);

@@ -32,10 +32,11 @@ class Registry {
 
   // Takes ownership of ENTRY in GRAVE for KEY with the references REFS (already
   // scanned); removes it at once if REFS is empty. A descriptor in REFS closed (or a
-  // mapping unmapped) since the scan went through its wrapper untracked: add() checks
-  // each reference again once they are tracked, and scans again if one is gone. The
-  // wrappers check the bitmap after their real call, so every release is seen by one
-  // side or the other, at no cost to a close.
+  // mapping unmapped) since the scan went through its wrapper untracked: add() and
+  // recount() check each reference again once they are tracked, and scan again if one is
+  // gone. The wrappers check the bitmap after their real call, so every release by an
+  // outermost call is seen by one side or the other, at one fence per close. (A close
+  // nested in the shim, from a signal handler that interrupted it, is not looked at.)
   void add(const InodeKey& key, Graveyard* grave, const std::string& entry, Refs refs);
 
   // Re-reads the references of every entry; removes those with none left.
@@ -64,6 +65,7 @@ class Registry {
     bool unsure = false;  // the last scan was incomplete: FDS and MAPS may miss some
   };
   void set_refs_locked(Entry* e, const Refs& refs);
+  void track_locked(size_t first, const std::vector<InodeKey>& keys, std::vector<Refs>* refs);
   void remove_locked(size_t i);
   void update_gauges_locked();  // tracked_fds, tracked_maps, live_entries
   void set_fd_bit(int fd, bool on);

@@ -58,6 +58,16 @@ int main(int argc, char** argv) {
   snprintf(tag, sizeof tag, "~%d~", (int)getpid());
   if (mkdir(dir, 0755) != 0) return 1;
   atomic_store(&spare, open("/dev/null", O_RDONLY));
+  // Control: the shim is in front of us and buries a held file here (else no round could fail).
+  int held = open(seg, O_RDWR | O_CREAT, 0644);
+  if (held < 0 || unlink(seg) != 0) return 1;
+  int buried = names_with(grave, tag);
+  close(held);
+  if (buried != 1 || names_with(grave, tag) != 0) {
+    printf("FAIL: control: %d entries for a held file unlinked (want 1), %d after its close (want 0)\n",
+           buried, names_with(grave, tag));
+    return 1;
+  }
   pthread_t t;
   pthread_create(&t, NULL, releaser, NULL);
   int left = 0;
