@@ -123,14 +123,14 @@ int bury(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin = false);
 int bury_locked(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin);  // INODE.mu held
 // bury(), and where the file is not buried PLAIN() (the plain unlink or rename, 0 or
 // -errno) under the same lock: an open cannot come between the decision and the call (a
-// FUSE SOURCE would hide the file it opened as .fuse_hidden* beside its name). Returns 1
-// if buried (PLAIN not run: the caller's to do), else PLAIN's result; after a failed bury
-// PLAIN runs too and gives the kernel's answer (ENOENT, EISDIR).
+// FUSE SOURCE would hide the file it opened as .fuse_hidden* beside its name). Returns
+// bury's answer; where it is 0, PLAIN ran and *PLAIN_RV holds its result.
 template <typename F>
-int bury_or(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin, F plain) {
+int bury_or(Fs& fs, Inode& inode, int dirfd, const char* name, bool pin, F plain, int* plain_rv) {
   std::lock_guard<std::mutex> lock(inode.mu);
-  if (bury_locked(fs, inode, dirfd, name, pin) == 1) return 1;
-  return plain();
+  int rv = bury_locked(fs, inode, dirfd, name, pin);
+  if (rv == 0) *plain_rv = plain();
+  return rv;
 }
 // Undoes bury (the rename that followed it failed): puts the entry back at DIRFD/NAME.
 int unbury(Fs& fs, Inode& inode, int dirfd, const char* name);

@@ -43,6 +43,8 @@ class FileIo {
   virtual ssize_t write(const nfs::Cred& c, uint64_t off, std::shared_ptr<const std::string> data,
                         int stable) = 0;
   virtual int commit(const nfs::Cred& c) = 0;
+  // COMMIT with the credentials of the last write (the writer may write; another caller not).
+  virtual int commit_kept() = 0;
   // Data kept for COMMIT that the server may have lost: written before its last restart as
   // the engine saw it (v3: a reconnect, v4.1: a new client id; UnstableWriter::
   // kept_before_restart). commit_if_restarted commits it now, which re-sends it on the

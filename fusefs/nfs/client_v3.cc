@@ -25,6 +25,7 @@ class FileIo3 final : public FileIo {
     return writer_.write(c, off, std::move(data), stable);
   }
   int commit(const nfs::Cred& c) override { return writer_.commit(c); }
+  int commit_kept() override { return writer_.commit_kept(); }
   bool kept_before_restart() override { return writer_.kept_before_restart(); }
   int commit_if_restarted() override { return writer_.commit_if_restarted(); }
   size_t kept_bytes() override { return writer_.retained_bytes(); }

@@ -283,13 +283,18 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
       std::lock_guard<std::mutex> g(n->mu);
       io = n->io;
     }
-    // If they cannot be made stable (a failed resend: ENOSPC, a soft timeout) they would
-    // come back after the SETATTR: it fails instead, as their writer's fsync would.
-    int cr = io ? io->commit(c) : 0;
-    if (cr < 0) {
+    // A truncate fails if they cannot be made stable (a failed resend: ENOSPC, a soft
+    // timeout): they would come back after it, and its caller's fsync would fail too. Other
+    // changes go on, as in the kernel (which ignores its sync's result there), and commit
+    // as the writer: the caller of a chmod or utimes may not be allowed to write.
+    int cr = !io ? 0 : sa.set_size ? io->commit(c) : io->commit_kept();
+    if (cr < 0 && sa.set_size) {
       fuse_reply_err(req, -cr);
       return;
     }
+    if (cr < 0)
+      SHIM_LOG_WARN("[ino {}] COMMIT before a SETATTR failed ({}): the data stays kept for the next one",
+                    ino, std::strerror(-cr));
   }
   int rv = fs.client->setattr(c, n->fh, sa);
   nfs::Attr a;

@@ -68,7 +68,10 @@ void rename(fuse_req_t req, fuse_ino_t parent_ino, const char* name, fuse_ino_t 
   if (!victim) return reply_status(req, plain());
   // Pinned until the rename is done: a last release meanwhile must not remove the entry
   // that a failed rename puts back. Not buried: renamed under the victim's lock.
-  if ((rv = bury_or(fs, *victim, newdir, newname, true, plain)) != 1) return reply_status(req, rv);
+  int renamed = 0;
+  int buried = bury_or(fs, *victim, newdir, newname, true, plain, &renamed);
+  if (buried == 0) return reply_status(req, renamed);
+  if (buried < 0) return reply_status(req, plain());  // the target vanished: the rename says what now
   rv = plain();
   if (rv < 0) unbury(fs, *victim, newdir, newname);
   release_ref(fs, *victim);  // the pin: the entry goes now if nothing else holds the file

@@ -18,12 +18,10 @@ void unlink(fuse_req_t req, fuse_ino_t parent_ino, const char* name) {
   if (rv == 0) rv = sticky_check(req, dirfd, name, &st);
   if (rv < 0) return (void)fuse_reply_err(req, -rv);
   if (auto inode = fs.inodes->find(key_of(st))) {
-    rv = bury_or(fs, *inode, dirfd, name, false, [&] { return sys::unlinkat(dirfd, name, 0); });
-    if (rv == 1) {
-      settle(fs, *inode);  // nothing open (NFS): the entry goes at once
-      rv = 0;
-    }
-    return reply_status(req, rv);
+    int unlinked = 0;
+    rv = bury_or(fs, *inode, dirfd, name, false, [&] { return sys::unlinkat(dirfd, name, 0); }, &unlinked);
+    if (rv == 1) settle(fs, *inode);  // nothing open (NFS): the entry goes at once
+    return reply_status(req, rv == 0 ? unlinked : rv < 0 ? rv : 0);
   }
   reply_status(req, sys::unlinkat(dirfd, name, 0));
 }
