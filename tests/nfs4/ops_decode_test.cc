@@ -262,6 +262,31 @@ TEST(Nfs4Decode, ReaddirListIsIterative) {
   hostile_variants(reply, body);
 }
 
+// An entry whose attributes the server could not read (removed mid-scan) carries only
+// rdattr_error when that was asked for; the next entry decodes as usual.
+TEST(Nfs4Decode, ReaddirEntryWithRdattrError) {
+  ReaddirArgs sent;
+  sent.attrs.set(FATTR4_TYPE).set(FATTR4_RDATTR_ERROR);
+  std::string reply = rhead(0, 1) +
+                      "0000001a 00000000 01020304 05060708 "
+                      "00000001 00000000 00000001 00000001 61000000 00000001 00000800 00000004 00000002 "
+                      "00000001 00000000 00000002 00000002 62620000 00000001 00000002 00000004 00000002 "
+                      "00000000 00000001";
+  ReaddirRes rd;
+  Body body = [&](ReplyReader& r) { return decode_readdir(r, sent, &rd); };
+  ASSERT_EQ(run(reply, body), 0);
+  ASSERT_EQ(rd.entries.size(), 2u);
+  EXPECT_TRUE(rd.entries[0].attrs.present.test(FATTR4_RDATTR_ERROR));
+  EXPECT_FALSE(rd.entries[0].attrs.present.test(FATTR4_TYPE));
+  EXPECT_EQ(rd.entries[0].attrs.rdattr_error, NFS4ERR_NOENT);
+  EXPECT_EQ(rd.entries[1].attrs.type, NF4DIR);
+  EXPECT_EQ(rd.entries[1].attrs.rdattr_error, 0u);
+  hostile_variants(reply, body);
+  // Not asked for: refused as any attribute not asked for.
+  sent.attrs = Bitmap4().set(FATTR4_TYPE);
+  EXPECT_EQ(run(reply, body), -EBADMSG);
+}
+
 TEST(Nfs4Decode, IoResultsAreBoundedByTheRequest) {
   ReadRes rd;
   std::string read = rhead(0, 1) + "00000019 00000000 00000001 00000005 68656c6c 6f000000";

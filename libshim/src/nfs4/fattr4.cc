@@ -15,6 +15,7 @@ constexpr uint32_t kDecodable[] = {
     FATTR4_SPACE_USED,      FATTR4_TIME_ACCESS, FATTR4_TIME_METADATA, FATTR4_TIME_MODIFY,
     FATTR4_MOUNTED_ON_FILEID, FATTR4_FILEHANDLE, FATTR4_FILES_AVAIL, FATTR4_FILES_FREE,
     FATTR4_FILES_TOTAL,     FATTR4_SPACE_AVAIL, FATTR4_SPACE_FREE, FATTR4_SPACE_TOTAL,
+    FATTR4_RDATTR_ERROR,
 };
 
 int get_bitmap_words(rpc::XdrDecoder& dec, Bitmap4* b, bool truncate) {
@@ -47,6 +48,7 @@ int get_attr(rpc::XdrDecoder& v, uint32_t bit, Fattr4* a) {
       v.u64(&a->fsid.major);
       return v.u64(&a->fsid.minor);
     case FATTR4_LEASE_TIME: return v.u32(&a->lease_time);
+    case FATTR4_RDATTR_ERROR: return v.u32(&a->rdattr_error);
     case FATTR4_FILEHANDLE: return v.opaque(&a->filehandle, kFhSize);
     case FATTR4_FILEID: return v.u64(&a->fileid);
     case FATTR4_FILES_AVAIL: return v.u64(&a->files_avail);

@@ -16,7 +16,7 @@ namespace nfsshim::nfs4 {
 
 enum Attr : uint32_t {
   FATTR4_SUPPORTED_ATTRS = 0, FATTR4_TYPE = 1, FATTR4_CHANGE = 3, FATTR4_SIZE = 4,
-  FATTR4_FSID = 8, FATTR4_LEASE_TIME = 10, FATTR4_FILEHANDLE = 19, FATTR4_FILEID = 20,
+  FATTR4_FSID = 8, FATTR4_LEASE_TIME = 10, FATTR4_RDATTR_ERROR = 11, FATTR4_FILEHANDLE = 19, FATTR4_FILEID = 20,
   FATTR4_FILES_AVAIL = 21, FATTR4_FILES_FREE = 22, FATTR4_FILES_TOTAL = 23, FATTR4_MODE = 33,
   FATTR4_NUMLINKS = 35, FATTR4_OWNER = 36, FATTR4_OWNER_GROUP = 37, FATTR4_RAWDEV = 41,
   FATTR4_SPACE_AVAIL = 42, FATTR4_SPACE_FREE = 43, FATTR4_SPACE_TOTAL = 44, FATTR4_SPACE_USED = 45, FATTR4_TIME_ACCESS = 47, FATTR4_TIME_ACCESS_SET = 48,
@@ -67,6 +67,7 @@ struct Fattr4 {
   uint64_t size = 0;
   Fsid4 fsid;
   uint32_t lease_time = 0;
+  uint32_t rdattr_error = 0;  // nfsstat4 of a READDIR entry whose attributes could not be read
   Fh4 filehandle;           // READDIR entries, when asked
   uint64_t fileid = 0;
   uint64_t files_avail = 0, files_free = 0, files_total = 0;
