@@ -132,6 +132,11 @@
 #                              "." and ".." first, once each (a v4 server never sends them),
 #                              in a small directory and in one of 1500 entries (several
 #                              READDIR and FUSE readdir calls), the graveyard still hidden
+#   readdir-churn              listings of a directory (3000 stable names) through the mount
+#                              while a loop on the export creates and removes churn_N files in
+#                              it: every listing succeeds and has every stable name (ganesha
+#                              failed a READDIR whose entry vanished mid-scan, ESTALE, and the
+#                              listing was not restarted); with -v41
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -1350,6 +1355,44 @@ idmap)
   [ "$n" = 1 ] || fail "the unmapped owner is named $n times in the log, once expected"
   echo "ok: another domain: nobody, logged: $(grep -o "owner 'daemon@elsewhere.test'.*" "$work/shim.log" | head -1)"
   pass "owners name@domain map to local ids; . and .. listed ($engine)"
+  ;;
+readdir-churn)
+  stable=3000 rounds=40
+  mkdir -p "$work/export/d"
+  for i in $(seq $stable); do : > "$work/export/d/stable-$i"; done
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs "&nconnect=2"
+  # Churn on the export side (ganesha sees it through its VFS FSAL): names come and go
+  # while READDIR walks the directory.
+  python3 - "$work/export/d" "$work/stop-churn" <<'PY' &
+import os, sys, time
+d, stop = sys.argv[1], sys.argv[2]
+n = 0
+while not os.path.exists(stop):
+    open(os.path.join(d, "churn_%d" % (n % 400)), "w").close()
+    if n >= 200:
+        try: os.unlink(os.path.join(d, "churn_%d" % ((n - 200) % 400)))
+        except FileNotFoundError: pass
+    n += 1
+    time.sleep(0.001)  # about 1000 changes a second: steady, not a flood ganesha drowns in
+PY
+  churn=$!
+  bad=0
+  for r in $(seq $rounds); do
+    if ! ls -f "$mnt/d" > "$work/ls.out" 2> "$work/ls.err"; then
+      bad=$((bad + 1)); echo "round $r: $(head -1 "$work/ls.err")"; continue
+    fi
+    got=$(grep -c '^stable-' "$work/ls.out")
+    [ "$got" = $stable ] ||
+      { bad=$((bad + 1)); echo "round $r: $got of $stable stable names: $(head -4 "$work/ls.out" | tr '\n' ' ')"; }
+    [ -z "$(sort "$work/ls.out" | uniq -d)" ] || { bad=$((bad + 1)); echo "round $r: names repeated"; }
+  done
+  touch "$work/stop-churn"
+  wait $churn
+  [ $bad = 0 ] || fail "$bad of $rounds listings under churn failed or missed names ($engine)"
+  grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
+  unmount_nfs
+  pass "$rounds listings of $stable names under churn on the export, all whole ($engine)"
   ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -3,6 +3,12 @@
 //   the first reply that makes no progress, instead of asking again and again and growing
 //   its entry list (the fake gives eof after 1000 replies, so that a client without the
 //   check ends too, with 1000 entries);
+// - its READDIR has no entries and no eof: EIO, not an empty listing taken for the whole;
+// - its directory changes under a listing (kChurn): an entry removed mid-scan comes with
+//   rdattr_error and is left out (asked for, ganesha fails the READDIR without it); a
+//   cookie refused past 0 (NOT_SAME, BAD_COOKIE) starts the listing again, whose result
+//   replaces the partial one; ESTALE/ENOENT while the directory is there asks again at the
+//   same cookie;
 // - it goes silent on a connection without a reset (power loss): at the call's timeout the
 //   engine drops that connection and replays the call on a new one, hard or soft, instead
 //   of waiting forever (hard) or failing (soft);
@@ -87,6 +93,44 @@ TEST(Nfs41BrokenServer, ReadWithoutBytesOrEofMidFileIsEio) {
   EXPECT_EQ(e->close(c, f), 0);
   EXPECT_EQ(e->shutdown(), 0);
 }
+
+TEST(Nfs41BrokenServer, ReaddirWithNoEntriesAndNoEofIsEio) {
+  nfs41test::FakeNfs41Server srv;
+  srv.script_readdir(nfs41test::FakeNfs41Server::Readdir::kEmptyNoEof);
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(options(srv.port()), &e, &why), 0) << why;
+  std::vector<nfsshim::nfs::DirEntry> ents;
+  EXPECT_EQ(e->readdir(e->default_cred(), e->root(), &ents), -EIO) << "taken as the end";
+  EXPECT_EQ(srv.readdirs(), 1);
+  EXPECT_EQ(e->shutdown(), 0);
+}
+
+// The names listed for STATUS at the first READDIR past cookie 0; COOKIES: those asked.
+void readdir_under_churn(uint32_t status, const std::vector<uint64_t>& cookies) {
+  nfs41test::FakeNfs41Server srv;
+  srv.script_readdir(nfs41test::FakeNfs41Server::Readdir::kChurn, status);
+  std::unique_ptr<Engine> e;
+  std::string why;
+  ASSERT_EQ(Engine::open(options(srv.port()), &e, &why), 0) << why;
+  std::vector<nfsshim::nfs::DirEntry> ents;
+  ASSERT_EQ(e->readdir(e->default_cred(), e->root(), &ents), 0) << nfs4_status_name(status);
+  std::string names;
+  for (const auto& d : ents) names += d.name + "(" + std::to_string(d.fileid) + ") ";
+  EXPECT_EQ(names, "a(103) b(105) c(106) ");
+  EXPECT_EQ(srv.readdir_cookies(), cookies);
+  EXPECT_EQ(e->shutdown(), 0);
+}
+
+// A cookie refused: from 0 again. An entry gone (the directory is there): the same cookie.
+TEST(Nfs41BrokenServer, ReaddirUnderChurnRestartsOnNotSame) {
+  readdir_under_churn(NFS4ERR_NOT_SAME, {0, 4, 0, 4});
+}
+TEST(Nfs41BrokenServer, ReaddirUnderChurnRestartsOnBadCookie) {
+  readdir_under_churn(NFS4ERR_BAD_COOKIE, {0, 4, 0, 4});
+}
+TEST(Nfs41BrokenServer, ReaddirUnderChurnAsksAgainOnStale) { readdir_under_churn(NFS4ERR_STALE, {0, 4, 4}); }
+TEST(Nfs41BrokenServer, ReaddirUnderChurnAsksAgainOnNoent) { readdir_under_churn(NFS4ERR_NOENT, {0, 4, 4}); }
 
 // SEQUENCE + PUTROOTFH through E: its result. A call still waiting after SECS seconds
 // (a client that never gives up, WHY) fails the test and aborts it.

@@ -19,8 +19,13 @@
 // mute_at_create_session(): the connection of the next CREATE_SESSION goes silent for good
 // (as mute_next()); new connections are answered.
 //
-// READDIR (of the root): a broken server that never says eof, one entry per reply whose
-// cookie is the same every time, up to READDIR_LIMIT replies; then eof.
+// READDIR (of the root), as script_readdir() says: by default a broken server that never
+// says eof, one entry per reply whose cookie is the same every time, up to READDIR_LIMIT
+// replies; then eof. kEmptyNoEof: no entries and no eof, every time. kChurn: the names a,
+// gone, b, c (cookies 3..6; "gone" was removed mid-scan: its entry carries only
+// rdattr_error NOENT if RDATTR_ERROR was asked for, else the whole READDIR fails NOENT as
+// ganesha's does); replies [a, gone] and [b, c] + eof, but the first READDIR past cookie 0
+// gets CHURN_STATUS (the directory changed under the listing).
 //
 // restart(): as a server that lost its state. The old session gets BADSESSION at
 // SEQUENCE, CREATE_SESSION with the old client id STALE_CLIENTID, EXCHANGE_ID a new
@@ -114,6 +119,17 @@ class FakeNfs41Server : public RecordServer {
   int readdirs() {
     std::lock_guard<std::mutex> g(mu_);
     return readdirs_;
+  }
+  enum class Readdir { kNeverEnds, kEmptyNoEof, kChurn };
+  void script_readdir(Readdir how, uint32_t churn_status = nfsshim::nfs4::NFS4ERR_NOT_SAME) {
+    std::lock_guard<std::mutex> g(mu_);
+    readdir_how_ = how;
+    churn_status_ = churn_status;
+  }
+  // The cookie of each READDIR, in order.
+  std::vector<uint64_t> readdir_cookies() {
+    std::lock_guard<std::mutex> g(mu_);
+    return readdir_cookies_;
   }
   void mute_next() {
     std::lock_guard<std::mutex> g(mu_);
@@ -582,6 +598,15 @@ class FakeNfs41Server : public RecordServer {
         d.u32(&maxcount);
         if (get_bitmap(d, &asked) < 0) return false;
         ++readdirs_;
+        readdir_cookies_.push_back(cookie);
+        if (readdir_how_ == Readdir::kEmptyNoEof) {
+          result(OP_READDIR, NFS4_OK);
+          r.fixed_opaque(verf.data(), verf.size());
+          r.boolean(false);  // no entry
+          r.boolean(false);  // and no eof
+          return true;
+        }
+        if (readdir_how_ == Readdir::kChurn) return churn_readdir(cookie, asked, r, result);
         result(OP_READDIR, NFS4_OK);
         r.fixed_opaque(verf.data(), verf.size());  // cookieverf
         r.boolean(true);                            // an entry follows
@@ -681,11 +706,58 @@ class FakeNfs41Server : public RecordServer {
     return true;
   }
 
+  template <typename Result>
+  bool churn_readdir(uint64_t cookie, const nfsshim::nfs4::Bitmap4& asked, XdrEncoder& r, Result& result) {
+    using namespace nfsshim::nfs4;
+    if (cookie != 0 && !churned_) {
+      churned_ = true;
+      result(OP_READDIR, churn_status_);
+      return true;
+    }
+    const bool rdattr_error = asked.test(FATTR4_RDATTR_ERROR);
+    if (cookie == 0 && !rdattr_error) {
+      result(OP_READDIR, NFS4ERR_NOENT);  // "gone"'s attributes: ganesha fails the READDIR
+      return true;
+    }
+    result(OP_READDIR, NFS4_OK);
+    r.fixed_opaque(std::array<uint8_t, 8>{}.data(), 8);  // cookieverf
+    auto entry = [&](uint64_t c, const char* name, bool gone) {
+      r.boolean(true);
+      r.u64(c);
+      r.string(name);
+      Bitmap4 have;
+      XdrEncoder vals;
+      if (gone) {
+        have.set(FATTR4_RDATTR_ERROR);
+        vals.u32(NFS4ERR_NOENT);
+      } else {
+        have.set(FATTR4_FILEID);
+        vals.u64(100 + c);
+      }
+      put_bitmap(r, have);
+      r.opaque(vals.data(), vals.size());
+    };
+    if (cookie == 0) {
+      entry(3, "a", false);
+      entry(4, "gone", true);
+    } else {
+      entry(5, "b", false);
+      entry(6, "c", false);
+    }
+    r.boolean(false);        // no next entry
+    r.boolean(cookie != 0);  // eof after b, c
+    return true;
+  }
+
   static constexpr uint32_t kSlots = 8;
   static constexpr int kReaddirLimit = 1000;
   int readdirs_ = 0;
   uint64_t stall_at_ = UINT64_MAX;
   int empty_reads_ = 0;
+  Readdir readdir_how_ = Readdir::kNeverEnds;
+  uint32_t churn_status_ = 0;
+  bool churned_ = false;
+  std::vector<uint64_t> readdir_cookies_;
   bool mute_next_ = false;
   bool no_reply_ = false;  // answer() decided: this request gets no reply
   bool mute_this_ = false;  // answer() decided: nor any other on its connection

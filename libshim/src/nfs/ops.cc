@@ -588,7 +588,8 @@ int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out
   out->clear();
   uint64_t cookie = 0;
   char verf[NFS3_COOKIEVERFSIZE] = {0};
-  for (int restarts = 0;;) {
+  ReaddirRestarts restarts;
+  for (;;) {
     bool eof = false;
     size_t before = out->size();
     const uint64_t asked = cookie;
@@ -628,11 +629,19 @@ int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out
                    eof = ok.reply.eof;
                    return 0;
                  });
-    if (rv == -EINVAL && cookie != 0 && ++restarts < 3) {  // BAD_COOKIE: the directory changed
-      out->clear();
-      cookie = 0;
-      std::memset(verf, 0, sizeof verf);
-      continue;
+    auto dir_exists = [&] {
+      Attr a;
+      return getattr(c, dir, &a) == 0;
+    };
+    if (rv < 0) {
+      auto next = restarts.after(rv, asked, dir_exists, "READDIRPLUS");
+      if (next == ReaddirRestarts::kSameCookie) continue;  // COOKIE and VERF are still the asked ones
+      if (next == ReaddirRestarts::kFromStart) {
+        out->clear();
+        cookie = 0;
+        std::memset(verf, 0, sizeof verf);
+        continue;
+      }
     }
     if (rv < 0) return rv;
     if (eof) return 0;

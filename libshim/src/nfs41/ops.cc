@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "nfsshim/log.h"
 #include "nfsshim/nfs4/constants.h"
+#include "nfsshim/nfs4/nfsstat4.h"
 #include "nfsshim/nfs4/ops_attr.h"
 #include "nfsshim/nfs4/ops_dir.h"
 #include "nfsshim/nfs4/ops_fh.h"
@@ -380,7 +381,10 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
   ReaddirArgs a;
   a.dircount = 16384;
   a.maxcount = 65536;
-  a.attrs = getattr_bitmap().set(FATTR4_FILEHANDLE);
+  // RDATTR_ERROR: without it ganesha fails the whole READDIR when one entry's attributes
+  // cannot be read (it was removed mid-scan); with it that entry carries the error.
+  a.attrs = getattr_bitmap().set(FATTR4_FILEHANDLE).set(FATTR4_RDATTR_ERROR);
+  nfs::ReaddirRestarts restarts;
   for (;;) {
     ReaddirRes rr;
     int rv = run(c,
@@ -395,9 +399,30 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
           return 0;
         },
         false);
-    if (rv != 0) return rv;
     const uint64_t asked = a.cookie;
+    auto dir_exists = [&] {
+      nfs::Attr at;
+      return getattr(c, dir, &at) == 0;
+    };
+    if (rv < 0) {
+      auto next = restarts.after(rv, asked, dir_exists, "nfs41: READDIR");
+      if (next == nfs::ReaddirRestarts::kSameCookie) continue;
+      if (next == nfs::ReaddirRestarts::kFromStart) {
+        out->clear();
+        a.cookie = 0;
+        a.cookieverf = {};
+        continue;
+      }
+    }
+    if (rv != 0) return rv;
     for (auto& e : rr.entries) {
+      a.cookie = e.cookie;
+      // Gone between the server reading the name and its attributes (or unreadable): left
+      // out, as a name removed during the listing may be.
+      if (e.attrs.present.test(FATTR4_RDATTR_ERROR) && e.attrs.rdattr_error != NFS4_OK) {
+        SHIM_LOG_DEBUG("nfs41: READDIR: '{}' left out: {}", e.name, nfs4_status_name(e.attrs.rdattr_error));
+        continue;
+      }
       DirEntry d;
       d.name = e.name;
       d.cookie = e.cookie;
@@ -407,11 +432,12 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
       d.has_fh = e.attrs.present.test(FATTR4_FILEHANDLE) && !e.attrs.filehandle.empty();
       if (d.has_fh) d.fh = fh3(e.attrs.filehandle);
       out->push_back(std::move(d));
-      a.cookie = e.cookie;
     }
     a.cookieverf = rr.cookieverf;
-    if (rr.eof || rr.entries.empty()) return 0;
-    if (a.cookie == asked || out->size() > kMaxDirEntries) {
+    if (rr.eof) return 0;
+    // No entries and no eof makes no progress, as a repeated cookie: a broken server (taking
+    // it as the end would cut the listing short without a word).
+    if (rr.entries.empty() || a.cookie == asked || out->size() > kMaxDirEntries) {
       SHIM_LOG_ERROR("nfs41: READDIR: the server's listing does not end ({} entries, cookie {} after {}): EIO",
                      out->size(), a.cookie, asked);
       return -EIO;

@@ -84,6 +84,33 @@ struct DirEntry {
 // last cookie is the one asked for makes no progress and is EIO too.
 constexpr size_t kMaxDirEntries = size_t{1} << 22;
 
+// A listing the server fails part-way because the directory changed under it goes on
+// instead of failing getdents, as the kernel's client does. A cookie the server no longer
+// takes (BAD_COOKIE, NOT_SAME, a stale cookie's INVAL: -EINVAL past cookie 0) starts it
+// again from cookie 0, the new listing replacing the partial one. An entry removed mid-scan
+// (ganesha fails the whole READDIR with ESTALE/ENOENT) while the directory itself is still
+// there asks again at the same cookie (ganesha drops the stale entry meanwhile; from 0,
+// every chunk would have to come through in one pass while names keep going: under steady
+// churn that never happened); a second failure there starts from 0. This goes on for
+// kReaddirRestartMs after the first READDIR (at least kReaddirMinRestarts times, for a
+// directory one pass over which takes longer).
+constexpr int kReaddirRestartMs = 5000;
+constexpr int kReaddirMinRestarts = 3;
+class ReaddirRestarts {
+ public:
+  enum Next { kFail, kSameCookie, kFromStart };
+  ReaddirRestarts();
+  // What follows a READDIR at COOKIE that failed with ERR; DIR_EXISTS (a GETATTR of the
+  // directory) is asked only for ESTALE/ENOENT. WHAT names the listing in the log.
+  Next after(int err, uint64_t cookie, const std::function<bool()>& dir_exists, const char* what);
+
+ private:
+  int64_t start_ms_;
+  int n_ = 0;
+  bool again_at_ = false;  // the last failure was answered by asking again at its cookie
+  uint64_t again_cookie_ = 0;
+};
+
 struct FsStat {
   uint64_t tbytes = 0, fbytes = 0, abytes = 0, tfiles = 0, ffiles = 0, afiles = 0;
 };
