@@ -417,16 +417,18 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
     if (rv != 0) return rv;
     for (auto& e : rr.entries) {
       a.cookie = e.cookie;
-      // Gone between the server reading the name and its attributes (or unreadable): left
-      // out, as a name removed during the listing may be.
-      if (e.attrs.present.test(FATTR4_RDATTR_ERROR) && e.attrs.rdattr_error != NFS4_OK) {
-        SHIM_LOG_DEBUG("nfs41: READDIR: '{}' left out: {}", e.name, nfs4_status_name(e.attrs.rdattr_error));
+      // Gone between the server reading the name and its attributes: left out, as a name
+      // removed during the listing may be. Another error (ACCESS, say): the name without
+      // attributes, as the kernel lists it (its lookup then says what is wrong).
+      const uint32_t err = e.attrs.present.test(FATTR4_RDATTR_ERROR) ? e.attrs.rdattr_error : NFS4_OK;
+      if (err == NFS4ERR_NOENT || err == NFS4ERR_STALE) {
+        SHIM_LOG_DEBUG("nfs41: READDIR: '{}' left out: {}", e.name, nfs4_status_name(err));
         continue;
       }
       DirEntry d;
       d.name = e.name;
       d.cookie = e.cookie;
-      d.fileid = e.attrs.fileid;
+      d.fileid = e.attrs.present.test(FATTR4_FILEID) ? e.attrs.fileid : 1;  // the kernel's default
       d.has_attr = e.attrs.present.test(FATTR4_TYPE) && e.attrs.present.test(FATTR4_MODE);
       if (d.has_attr) to_attr(e.attrs, &d.attr);
       d.has_fh = e.attrs.present.test(FATTR4_FILEHANDLE) && !e.attrs.filehandle.empty();
