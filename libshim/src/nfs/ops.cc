@@ -629,12 +629,12 @@ int Engine::readdirplus(const Cred& c, const Fh& dir, std::vector<DirEntry>* out
                    eof = ok.reply.eof;
                    return 0;
                  });
-    auto dir_exists = [&] {
+    auto dir_status = [&] {
       Attr a;
-      return getattr(c, dir, &a) == 0;
+      return getattr(c, dir, &a);
     };
     if (rv < 0) {
-      auto next = restarts.after(rv, asked, dir_exists, "READDIRPLUS");
+      auto next = restarts.after(&rv, asked, dir_status, "READDIRPLUS");
       if (next == ReaddirRestarts::kSameCookie) continue;  // COOKIE and VERF are still the asked ones
       if (next == ReaddirRestarts::kFromStart) {
         out->clear();

@@ -18,9 +18,10 @@ int64_t mono_ms() {
 
 ReaddirRestarts::ReaddirRestarts() : start_ms_(mono_ms()) {}
 
-ReaddirRestarts::Next ReaddirRestarts::after(int err, uint64_t cookie,
-                                             const std::function<bool()>& dir_exists,
+ReaddirRestarts::Next ReaddirRestarts::after(int* errp, uint64_t cookie,
+                                             const std::function<int()>& dir_status,
                                              const char* what) {
+  const int err = *errp;
   // At cookie 0 an EINVAL is about the request, not a cookie the server forgot.
   bool cookie_lost = err == -EINVAL && cookie != 0;
   bool entry_gone = err == -ESTALE || err == -ENOENT;
@@ -29,10 +30,18 @@ ReaddirRestarts::Next ReaddirRestarts::after(int err, uint64_t cookie,
   if (n_ >= kReaddirMinRestarts && spent >= kReaddirRestartMs) {
     SHIM_LOG_WARN("{}: the directory kept changing under the listing: {} retries in {} ms, giving up ({})",
                   what, n_, spent, err);
+    if (entry_gone) *errp = -EIO;
     return kFail;
   }
-  // The directory itself gone is the answer, not a reason to list it again.
-  if (entry_gone && !dir_exists()) return kFail;
+  // The directory itself gone is the answer, not a reason to list it again; a GETATTR that
+  // fails otherwise cannot tell (EIO, not an empty listing).
+  if (entry_gone) {
+    int st = dir_status();
+    if (st < 0) {
+      *errp = st == -ENOENT || st == -ESTALE ? st : -EIO;
+      return kFail;
+    }
+  }
   // A server that refuses every cookie at once is not hammered for the whole budget.
   if (n_ >= kReaddirMinRestarts) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ++n_;

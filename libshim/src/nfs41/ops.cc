@@ -400,12 +400,12 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
         },
         false);
     const uint64_t asked = a.cookie;
-    auto dir_exists = [&] {
+    auto dir_status = [&] {
       nfs::Attr at;
-      return getattr(c, dir, &at) == 0;
+      return getattr(c, dir, &at);
     };
     if (rv < 0) {
-      auto next = restarts.after(rv, asked, dir_exists, "nfs41: READDIR");
+      auto next = restarts.after(&rv, asked, dir_status, "nfs41: READDIR");
       if (next == nfs::ReaddirRestarts::kSameCookie) continue;
       if (next == nfs::ReaddirRestarts::kFromStart) {
         out->clear();
@@ -429,9 +429,9 @@ int Engine::readdir(const Cred& c, const Fh& dir, std::vector<DirEntry>* out) {
       d.name = e.name;
       d.cookie = e.cookie;
       d.fileid = e.attrs.present.test(FATTR4_FILEID) ? e.attrs.fileid : 1;  // the kernel's default
-      d.has_attr = e.attrs.present.test(FATTR4_TYPE) && e.attrs.present.test(FATTR4_MODE);
+      d.has_attr = err == NFS4_OK && e.attrs.present.test(FATTR4_TYPE) && e.attrs.present.test(FATTR4_MODE);
       if (d.has_attr) to_attr(e.attrs, &d.attr);
-      d.has_fh = e.attrs.present.test(FATTR4_FILEHANDLE) && !e.attrs.filehandle.empty();
+      d.has_fh = err == NFS4_OK && e.attrs.present.test(FATTR4_FILEHANDLE) && !e.attrs.filehandle.empty();
       if (d.has_fh) d.fh = fh3(e.attrs.filehandle);
       out->push_back(std::move(d));
     }

@@ -100,9 +100,12 @@ class ReaddirRestarts {
  public:
   enum Next { kFail, kSameCookie, kFromStart };
   ReaddirRestarts();
-  // What follows a READDIR at COOKIE that failed with ERR; DIR_EXISTS (a GETATTR of the
-  // directory) is asked only for ESTALE/ENOENT. WHAT names the listing in the log.
-  Next after(int err, uint64_t cookie, const std::function<bool()>& dir_exists, const char* what);
+  // What follows a READDIR at COOKIE that failed with *ERR; DIR_STATUS (a GETATTR of the
+  // directory: 0 or -errno) is asked only for ESTALE/ENOENT. On kFail *ERR is what the
+  // listing ends with: ENOENT or ESTALE only if the directory itself is gone, EIO when the
+  // entries kept vanishing (glibc's readdir takes ENOENT for the end of the directory, and
+  // `ls` would print nothing and exit 0). WHAT names the listing in the log.
+  Next after(int* err, uint64_t cookie, const std::function<int()>& dir_status, const char* what);
 
  private:
   int64_t start_ms_;
