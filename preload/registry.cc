@@ -117,7 +117,7 @@ static bool still_held(const InodeKey& key, const Refs& refs) {
 void Registry::track_locked(size_t first, const std::vector<InodeKey>& keys, std::vector<Refs>* refs) {
   for (int scans = 1;; ++scans) {
     for (size_t i = 0; i < keys.size(); ++i) set_refs_locked(&list_[first + i], (*refs)[i]);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    full_barrier();
     std::vector<size_t> gone;
     for (size_t i = 0; i < keys.size(); ++i)
       if ((*refs)[i].complete && (*refs)[i].any() && !still_held(keys[i], (*refs)[i])) gone.push_back(i);

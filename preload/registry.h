@@ -17,6 +17,27 @@
 
 namespace nfsshim::preload {
 
+// The full barrier between a release (a real close or munmap) and its check of the bits,
+// paired with Registry's between setting the bits and checking the references it read.
+// ThreadSanitizer does not model fences (GCC refuses them under -fsanitize=thread): there
+// a seq_cst read-modify-write of one shared word, which it models and which orders the
+// same way (every such RMW is in one total order).
+#if defined(__SANITIZE_THREAD__)
+#define NFSSHIM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NFSSHIM_TSAN 1
+#endif
+#endif
+inline void full_barrier() {
+#ifdef NFSSHIM_TSAN
+  static std::atomic<int> word{0};
+  word.fetch_add(0, std::memory_order_seq_cst);
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
 class Registry {
  public:
   static Registry& get();

@@ -50,7 +50,7 @@ int stream_fd(FILE* fp) noexcept {
 // scanned and then checks them again (Registry::add), so a release before that check is
 // seen there and one after it sees the bit here. The fence pairs with add()'s.
 bool released_tracked(int fd) noexcept {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_barrier();
   return Registry::get().fd_tracked(fd);
 }
 
@@ -136,7 +136,7 @@ NFSSHIM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
   };
   Guard g;
   int rv = plain();
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // as in released_tracked
+  full_barrier();  // as in released_tracked
   if (g.outermost() && !Registry::get().empty()) recount();
   return rv;
 }
@@ -155,7 +155,7 @@ NFSSHIM_EXPORT void closefrom(int lowfd) {
   Guard g;
   ErrnoKeeper keep;  // closefrom has no result and leaves errno alone
   plain();
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // as in released_tracked
+  full_barrier();  // as in released_tracked
   if (g.outermost() && !Registry::get().empty()) recount();
 }
 

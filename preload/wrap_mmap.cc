@@ -94,7 +94,7 @@ NFSSHIM_EXPORT EARLY_SAFE void* mmap64(void* addr, size_t len, int prot, int fla
 NFSSHIM_EXPORT EARLY_SAFE int munmap(void* addr, size_t len) {
   if (!g_munmap) return static_cast<int>(::syscall(SYS_munmap, addr, len));
   int rv = g_munmap(addr, len);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_barrier();
   if (!Registry::get().maps_tracked()) return rv;  // the common case: no Guard
   Guard g;
   if (!g.outermost() || !touches_tracked(addr, len)) return rv;
@@ -119,7 +119,7 @@ NFSSHIM_EXPORT EARLY_SAFE void* mremap(void* old, size_t oldlen, size_t newlen, 
   Guard g;
   void* rv = (flags & MREMAP_FIXED) ? g_mremap(old, oldlen, newlen, flags, newaddr)
                                     : g_mremap(old, oldlen, newlen, flags);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_barrier();
   bool tracked = g.outermost() && (touches_tracked(old, oldlen) ||
                                    ((flags & MREMAP_FIXED) && touches_tracked(newaddr, newlen)));
   if (tracked) {
