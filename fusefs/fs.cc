@@ -65,6 +65,23 @@ static void hide_grave_link(Fs& fs, fuse_entry_param* e) {
   if (auto inode = fs.inodes->get(e->ino)) hide_grave_link(*inode, &e->attr);
 }
 
+// Whether two descriptors are known to name different files of one filesystem: their file
+// handles differ (an NFS handle carries the server's generation; the inode number may not).
+// False where the filesystem gives no handles (a FUSE SOURCE without export support).
+static bool handles_differ(int a, int b) {
+  alignas(file_handle) unsigned char buf_a[sizeof(file_handle) + MAX_HANDLE_SZ];
+  alignas(file_handle) unsigned char buf_b[sizeof buf_a];
+  auto* ha = reinterpret_cast<file_handle*>(buf_a);
+  auto* hb = reinterpret_cast<file_handle*>(buf_b);
+  int mount_id;
+  ha->handle_bytes = hb->handle_bytes = MAX_HANDLE_SZ;
+  if (::name_to_handle_at(a, "", ha, &mount_id, AT_EMPTY_PATH) != 0 ||
+      ::name_to_handle_at(b, "", hb, &mount_id, AT_EMPTY_PATH) != 0)
+    return false;
+  return ha->handle_type != hb->handle_type || ha->handle_bytes != hb->handle_bytes ||
+         std::memcmp(ha->f_handle, hb->f_handle, ha->handle_bytes) != 0;
+}
+
 int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param* e, bool created) {
   auto parent = fs.inodes->get(parent_ino);
   if (!parent) return -ESTALE;
@@ -95,12 +112,15 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
   if (fs.hidden_inode(e->attr)) return -ENOENT;  // reached through another name (a bind mount)
   // Our O_PATH descriptor keeps a local inode (and its number) alive, but on a FUSE or NFS
   // backing filesystem a deleted file's number can come back for a new file while we still
-  // hold the old one: then the table entry is stale and must not be reused.
+  // hold the old one: then the table entry is stale and must not be reused. NFS may answer
+  // the old descriptor's stat from its attribute cache (nlink still 1), so the file handles
+  // decide where the filesystem gives them.
   if (!fs.stable(key_of(e->attr))) {
     if (auto known = fs.inodes->find(key_of(e->attr))) {
       struct stat kst;
       bool same = sys::fstatat(known->fd.get(), "", &kst, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
-                  (kst.st_mode & S_IFMT) == (e->attr.st_mode & S_IFMT) && kst.st_nlink > 0;
+                  (kst.st_mode & S_IFMT) == (e->attr.st_mode & S_IFMT) && kst.st_nlink > 0 &&
+                  !handles_differ(known->fd.get(), fd.get());
       if (!same) fs.inodes->retire(*known);
     }
   }

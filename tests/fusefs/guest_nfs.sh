@@ -4,7 +4,8 @@
 # 1. Control: the Kafka pattern directly on NFS must fail (silly rename).
 # 2. nfsshim-fuse mounted over the NFS mount itself (SOURCE = MOUNTPOINT), the native and
 #    the JVM Kafka pattern through it must pass with no preload, leaving nothing behind.
-#    Two hard links of an open file both removed: rmdir of their directory works.
+#    Two hard links of an open file both removed: rmdir of their directory works. A
+#    new file the server gives a deleted one's inode number is not taken for the old one.
 # 3. After unmounting: on the NFS mount, no .nfs* file and an empty graveyard.
 # 4. -o drop_backing_cache: the NFS client's page cache does not keep a second copy.
 set -uo pipefail
@@ -55,6 +56,41 @@ rmdir "$dir/hl" || fail "rmdir after both names of an open file went: $(ls -A "$
 exec 3<&-
 for i in $(seq 50); do [ -z "$(ls -A "$grave" | grep -v '^\.nfs')" ] && break; sleep 0.1; done
 [ -z "$(ls -A "$grave" | grep -v '^\.nfs')" ] || fail "graveyard entries after the close: $(ls -A "$grave")"
+
+echo "== a file number the server gives again: a new name is not the old, deleted file"
+# Another client (here the server's own directory, through hostfs) deletes a file the
+# daemon knows and makes one that gets the same inode number (ext4 reuses it at once).
+# The NFS client may answer a stat of the daemon's old descriptor from its attribute
+# cache, as if the file still were there; the new name must still get the new file.
+exp=${MODROOT%/uml/modroot}/exp
+mkdir "$dir/reuse" && echo old >"$exp/reuse/a" || fail "reuse setup"
+out=$(python3 - "$dir/reuse" "$exp/reuse" <<'PY' 2>&1
+import os, sys
+mnt, srv = sys.argv[1], sys.argv[2]
+old = os.stat(f"{srv}/a").st_ino
+os.stat(f"{mnt}/a")  # the daemon now knows the file
+os.unlink(f"{srv}/a")
+made = []
+for i in range(2000):
+    with open(f"{srv}/b{i}", "w") as f:
+        f.write("new\n")
+    made.append(f"{srv}/b{i}")
+    if os.stat(made[-1]).st_ino == old:
+        break
+else:
+    print("no inode number came back in 2000 files"); sys.exit(2)
+try:
+    with open(f"{mnt}/b{i}") as f:
+        data = f.read()
+except OSError as e:
+    print(f"open of the new name b{i} (inode {old} again) through the mount: {e}"); sys.exit(1)
+if data != "new\n":
+    print(f"b{i} read through the mount gave {data!r}, not the new file's 'new'"); sys.exit(1)
+print(f"b{i} took inode {old} after {i + 1} files; read through the mount: the new file")
+PY
+) || fail "$out"
+echo "$out"
+rm -rf "$dir/reuse" || fail "rm -rf reuse"
 
 fusermount3 -u "$dir" || fail "fusermount3 -u $dir"
 wait "$pid" || fail "daemon exit status $?"
