@@ -111,7 +111,15 @@ int open_graveyard(NfsFs& fs, std::string* why) {
     else if (d.has_fh) has_ctime = e.getattr(c, d.fh, &a) == 0;
     // No age known: as young (kept unless its owner is known to be gone).
     const int64_t age = has_ctime ? now - static_cast<int64_t>(a.ctime.tv_sec) : 0;
-    const ReapDecision rd = classify_entry(d.name, me, age, fs.foreign_max_age_s);
+    ReapDecision rd = classify_entry(d.name, me, age, fs.foreign_max_age_s);
+    // A 'b' entry was buried through a kernel mount of this export (the preload, a local
+    // SOURCE's daemon). Its owner being gone does not make it free: another process on
+    // this host may hold it through that mount, where an unlink by the kernel would keep
+    // the file for it (silly rename) but our REMOVE would delete it on the server. So it
+    // waits for `nfsshim gc` or the preload, which reap through the kernel, or for the
+    // foreign age. Our own entries are 'n'.
+    if (rd.action == ReapAction::remove && d.name.rfind("b~", 0) == 0 && age < fs.foreign_max_age_s)
+      rd.action = ReapAction::keep;
     if (rd.action == ReapAction::remove && e.remove(c, fs.graveyard, d.name) == 0) {
       ++removed;
     } else {
@@ -127,7 +135,7 @@ namespace {
 
 std::string fresh_entry(NfsFs& fs) {
   EntryName en;
-  en.kind = 'b';
+  en.kind = 'n';  // not 'b': see open_graveyard's reaping
   en.owner = self_identity();
   {
     std::lock_guard<std::mutex> g(fs.bury_mu);

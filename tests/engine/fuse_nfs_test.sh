@@ -1222,20 +1222,28 @@ graveyard-reap)
   other=deadbeef; [ "$boot" = deadbeef ] && other=feedface
   true & dead=$!; wait $dead  # a pid that is gone (and start time 1: never a live one's)
   twin="b~$host~$other.$pidns~1~1~1"
-  gone="b~$host~$boot.$pidns~$dead~1~1"
-  echo held > "$u/$twin" && echo left > "$u/$gone" || fail "cannot plant entries in $u"
+  # An entry an nfs:// daemon made ('n') whose owner is gone: nothing else on this host
+  # could hold it. One buried through a kernel mount ('b', the preload's kind) may still
+  # be held through that mount by another process here, which only the kernel's unlink
+  # (silly rename) would spare: the daemon's REMOVE must not take it.
+  gone="n~$host~$boot.$pidns~$dead~1~1"
+  kernel="b~$host~$boot.$pidns~$dead~1~2"
+  echo held > "$u/$twin" && echo left > "$u/$gone" && echo held > "$u/$kernel" || fail "cannot plant entries in $u"
   mount_nfs ""
   [ -e "$u/$twin" ] || fail "the fresh entry of another boot under this host's name was reaped at mount: $(grep graveyard "$work/shim.log")"
   [ -e "$u/$gone" ] && fail "the entry of this boot whose owner $dead is gone was not reaped: $(ls -A "$u")"
-  grep -q "reaped 1 entries of dead owners, kept 1" "$work/shim.log" || fail "log: $(grep graveyard "$work/shim.log")"
+  [ -e "$u/$kernel" ] || fail "the entry buried through a kernel mount (owner gone, other holders on this host possible) was removed by the daemon: $(grep graveyard "$work/shim.log")"
+  grep -q "reaped 1 entries of dead owners, kept 2" "$work/shim.log" || fail "log: $(grep graveyard "$work/shim.log")"
   unmount_nfs
-  echo "ok: kept $twin (another boot, younger than foreign_max_age), reaped $gone"
-  # foreign_max_age from the settings file: 0 makes the other boot's entry old enough.
+  echo "ok: kept $twin (another boot, younger than foreign_max_age) and $kernel (buried through a kernel mount), reaped $gone"
+  # foreign_max_age from the settings file: 0 makes the other boot's entry old enough,
+  # and the kernel-mount entry too.
   echo "foreign_max_age = 0" > "$work/nfsshim.conf"
   NFSSHIM_CONFIG=$work/nfsshim.conf mount_nfs ""
   [ -e "$u/$twin" ] && fail "foreign_max_age = 0: the entry of another boot was kept: $(grep graveyard "$work/shim.log")"
+  [ -e "$u/$kernel" ] && fail "foreign_max_age = 0: the kernel-mount entry of a gone owner was kept: $(grep graveyard "$work/shim.log")"
   unmount_nfs
-  echo "ok: foreign_max_age = 0: the entry of another boot is reaped"
+  echo "ok: foreign_max_age = 0: the entries of another boot and of a kernel mount are reaped"
   pass "graveyard reaping at mount follows classify_entry ($engine)"
   ;;
 splice-writes)

@@ -89,7 +89,7 @@ void fuzz_classify(const uint8_t* data, size_t size) {
   bool me = same_boot && e->owner.pid == self.pid && e->owner.start == self.start;
   bool alive = same_boot && ((e->owner.pid == kLivePid && e->owner.start == kLiveStart) || me);
   if (d.action == ReapAction::adopt)
-    FUZZ_CHECK(me && e->kind == 'b', "adopted %s (self pid %d start %llu)",
+    FUZZ_CHECK(me && e->kind != 's', "adopted %s (self pid %d start %llu)",
                fuzz_quote(name).c_str(), static_cast<int>(self.pid),
                static_cast<unsigned long long>(self.start));
   if (e->kind == 's' || !same_boot) {

@@ -2,7 +2,7 @@
 // Input starting with 'S': the rest drives a structured EntryName (FuzzedDataProvider);
 // anything else is a directory entry name as found in a graveyard.
 // Invariants:
-//   - a parsed name has the documented shape (kind b|s, HOST without '~', hex BOOT,
+//   - a parsed name has the documented shape (kind b|n|s, HOST without '~', hex BOOT,
 //     PID > 0) and format(parse(x)) parses back to the same entry;
 //   - a name with canonical numbers (no leading zeros) formats back to itself;
 //   - every entry we can make (sanitized host, hex boot, pid > 0) parses back to itself.
@@ -48,7 +48,7 @@ bool canonical_numbers(const std::string& name) {
 void fuzz_parse(const std::string& name) {
   auto e = EntryName::parse(name);
   if (!e) return;
-  FUZZ_CHECK(e->kind == 'b' || e->kind == 's', "kind %c", e->kind);
+  FUZZ_CHECK(e->kind == 'b' || e->kind == 'n' || e->kind == 's', "kind %c", e->kind);
   FUZZ_CHECK(!e->owner.host.empty() && e->owner.host.find('~') == std::string::npos,
              "host %s", fuzz_quote(e->owner.host).c_str());
   FUZZ_CHECK(!e->owner.boot.empty(), "empty boot");
@@ -72,7 +72,7 @@ void fuzz_make(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   std::string raw_host = in.ConsumeRandomLengthString(300);
   EntryName e;
-  e.kind = in.ConsumeBool() ? 'b' : 's';
+  e.kind = "bns"[in.ConsumeIntegralInRange<int>(0, 2)];
   e.owner.host = nfsshim::sanitize_host(raw_host);
   FUZZ_CHECK(raw_host.empty() ? e.owner.host == "unknown" : e.owner.host.size() == raw_host.size(),
              "sanitize_host(%s) = %s", fuzz_quote(raw_host).c_str(),

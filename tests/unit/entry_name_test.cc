@@ -33,6 +33,18 @@ TEST(EntryName, RoundTrip) {
   EXPECT_EQ(p->seq, 17u);
 }
 
+TEST(EntryName, KnowsItsThreeKinds) {
+  for (char kind : {'b', 'n', 's'}) {
+    std::string s = std::string(1, kind) + "~h~1a2b3c4d~7~8~9";
+    auto p = EntryName::parse(s);
+    ASSERT_TRUE(p) << s;
+    EXPECT_EQ(p->kind, kind);
+    EXPECT_EQ(p->format(), s);
+  }
+  for (const char* bad : {"k~h~1a2b3c4d~7~8~9", "x~h~1a2b3c4d~7~8~9", "bn~h~1a2b3c4d~7~8~9"})
+    EXPECT_FALSE(EntryName::parse(bad)) << bad;
+}
+
 TEST(EntryName, CarriesThePidNamespaceAfterTheBoot) {
   EntryName e;
   e.kind = 'b';

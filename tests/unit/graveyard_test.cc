@@ -235,6 +235,12 @@ TEST(ClassifyEntry, DecidesByOwner) {
   unnamed.pidns.clear();
   EXPECT_EQ(classify_entry(name(unnamed), self, 0, 100).action, ReapAction::keep);
 
+  // An nfs:// daemon's entry ('n') follows the same owner rules (the daemon itself keeps
+  // 'b' entries of gone owners until the foreign age: nfs_graveyard.cc).
+  EXPECT_EQ(classify_entry(name(dead, 'n'), self, 0, 100).action, ReapAction::remove);
+  EXPECT_EQ(classify_entry(name(parent, 'n'), self, 0, 100).action, ReapAction::keep);
+  EXPECT_EQ(classify_entry(name(other, 'n'), self, 99, 100).action, ReapAction::keep);
+
   EXPECT_EQ(classify_entry(name(self, 's'), self, 5, 100).action, ReapAction::keep);
   EXPECT_EQ(classify_entry(name(self, 's'), self, 500, 100).action, ReapAction::remove);
   EXPECT_EQ(classify_entry(".nfs000000000012abcd00000001", self, 1e6, 100).action, ReapAction::keep);

@@ -49,7 +49,7 @@ std::optional<EntryName> EntryName::parse(std::string_view name) {
   }
   if (f.size() != 6) return std::nullopt;
   EntryName e;
-  if (f[0].size() != 1 || (f[0][0] != 'b' && f[0][0] != 's')) return std::nullopt;
+  if (f[0].size() != 1 || (f[0][0] != 'b' && f[0][0] != 'n' && f[0][0] != 's')) return std::nullopt;
   e.kind = f[0][0];
   if (f[1].empty() || f[2].empty()) return std::nullopt;
   e.owner.host = std::string(f[1]);
