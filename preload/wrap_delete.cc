@@ -118,7 +118,9 @@ NFSSHIM_EXPORT int renameat2(int olddir, const char* oldpath, int newdir, const 
     if (real) return real(olddir, oldpath, newdir, newpath, flags);
     return static_cast<int>(::syscall(SYS_renameat2, olddir, oldpath, newdir, newpath, flags));
   };
-  // NOREPLACE and EXCHANGE never destroy a file: nothing to bury.
+  // NOREPLACE and EXCHANGE never destroy a file: nothing to bury. WHITEOUT (overlayfs's,
+  // refused by NFS) does replace its target, but passes through too: burying first cost
+  // more than it saved where the plain call then fails (0ed699e).
   if (flags != 0) return plain();
   Guard g;
   if (!g.outermost() || !anything_watched()) return plain();
