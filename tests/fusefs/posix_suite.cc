@@ -288,6 +288,28 @@ void run_all() {
     return mode_of(P("sid"));
   }));
 
+  // A plain write (no truncate) by such a caller clears them too (the kernel's
+  // file_remove_privs at each write), and so does one through a second descriptor of a
+  // file another descriptor already has open.
+  ::chmod(P("sid").c_str(), 06775);
+  check("nobody_write_clears_setuid", as_nobody([] {
+    int fd = ::open(P("sid").c_str(), O_WRONLY);
+    if (fd < 0) return errname(errno);
+    std::string r = rc(::pwrite(fd, "Z", 1, 0));
+    ::close(fd);
+    return r + " " + mode_of(P("sid"));
+  }));
+  ::chmod(P("sid").c_str(), 06775);
+  check("nobody_write_beside_reader_clears_setuid", as_nobody([] {
+    int rd = ::open(P("sid").c_str(), O_RDONLY);
+    int fd = ::open(P("sid").c_str(), O_WRONLY);
+    if (rd < 0 || fd < 0) return errname(errno);
+    std::string r = rc(::pwrite(fd, "Y", 1, 0));
+    ::close(fd);
+    ::close(rd);
+    return r + " " + mode_of(P("sid"));
+  }));
+
   // --- mkdir / rmdir
   nlink_t before = st_of(g_dir).st_nlink;
   check("mkdir", join({rc(::mkdir(P("m").c_str(), 0750)), mode_of(P("m"))}));
