@@ -12,18 +12,23 @@
 namespace nfsshim {
 namespace {
 
-// Makes close_range fail with ENOSYS in this process, as on a kernel before 5.9 (RHEL 8).
-bool close_range_enosys() {
-#ifdef SYS_close_range
+// Makes system call NR fail with ERR in this process (a seccomp filter).
+bool deny(long nr, int err) {
   struct sock_filter f[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<unsigned>(nr), 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | static_cast<unsigned>(err)),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   struct sock_fprog prog = {static_cast<unsigned short>(sizeof f / sizeof f[0]), f};
   return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
          prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+// Makes close_range fail with ENOSYS in this process, as on a kernel before 5.9 (RHEL 8).
+bool close_range_enosys() {
+#ifdef SYS_close_range
+  return deny(SYS_close_range, ENOSYS);
 #else
   return true;
 #endif
@@ -52,6 +57,30 @@ TEST(Sys, CloseFromWithoutCloseRange) {
   ASSERT_EQ(waitpid(child, &st, 0), child);
   ASSERT_TRUE(WIFEXITED(st)) << st;
   EXPECT_NE(WEXITSTATUS(st), 2) << "cannot install the seccomp filter";
+  EXPECT_NE(WEXITSTATUS(st), 6) << "descriptors from LOWFD up are still open";
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+}
+
+// The same where the /proc listing fails (a seccomp filter that refuses getdents64, a
+// listing cut short): the descriptors it did not list are closed by the RLIMIT_NOFILE loop
+// (before 4f804ad close_from returned with them open).
+TEST(Sys, CloseFromWhenTheProcListingFails) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (!close_range_enosys() || !deny(SYS_getdents64, EIO)) _exit(2);
+    int base = open("/dev/null", O_RDONLY);
+    if (base < 0 || dup2(base, 900) != 900 || dup2(base, 901) != 901 || dup2(base, 1500) != 1500)
+      _exit(4);
+    sys::close_from(901);
+    if (fcntl(900, F_GETFD) < 0) _exit(5);  // below LOWFD: stays
+    if (fcntl(901, F_GETFD) >= 0 || fcntl(1500, F_GETFD) >= 0) _exit(6);
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st)) << st;
+  EXPECT_NE(WEXITSTATUS(st), 2) << "cannot install the seccomp filters";
   EXPECT_NE(WEXITSTATUS(st), 6) << "descriptors from LOWFD up are still open";
   EXPECT_EQ(WEXITSTATUS(st), 0);
 }
