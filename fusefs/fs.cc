@@ -65,9 +65,11 @@ static void hide_grave_link(Fs& fs, fuse_entry_param* e) {
   if (auto inode = fs.inodes->get(e->ino)) hide_grave_link(*inode, &e->attr);
 }
 
-// Whether two descriptors are known to name different files of one filesystem: their file
-// handles differ (an NFS handle carries the server's generation; the inode number may not).
-// False where the filesystem gives no handles (a FUSE SOURCE without export support).
+// Whether two descriptors of one NFS filesystem are known to name different files: their
+// file handles differ (an NFS handle carries the server's generation; the inode number
+// may not). False where the kernel gives no handle: one over MAX_HANDLE_SZ (an NFS server
+// handle over about 114 bytes: EOVERFLOW). Not for FUSE, whose handle is the kernel's
+// node id: two hard links there have two.
 static bool handles_differ(int a, int b) {
   alignas(file_handle) unsigned char buf_a[sizeof(file_handle) + MAX_HANDLE_SZ];
   alignas(file_handle) unsigned char buf_b[sizeof buf_a];
@@ -113,14 +115,15 @@ int do_lookup(Fs& fs, fuse_ino_t parent_ino, const char* name, fuse_entry_param*
   // Our O_PATH descriptor keeps a local inode (and its number) alive, but on a FUSE or NFS
   // backing filesystem a deleted file's number can come back for a new file while we still
   // hold the old one: then the table entry is stale and must not be reused. NFS may answer
-  // the old descriptor's stat from its attribute cache (nlink still 1), so the file handles
-  // decide where the filesystem gives them.
+  // the old descriptor's stat from its attribute cache (nlink still 1), so on an NFS
+  // SOURCE the file handles decide.
   if (!fs.stable(key_of(e->attr))) {
     if (auto known = fs.inodes->find(key_of(e->attr))) {
       struct stat kst;
+      const bool nfs = fs.backing_nfs && e->attr.st_dev == fs.source_dev;
       bool same = sys::fstatat(known->fd.get(), "", &kst, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
                   (kst.st_mode & S_IFMT) == (e->attr.st_mode & S_IFMT) && kst.st_nlink > 0 &&
-                  !handles_differ(known->fd.get(), fd.get());
+                  !(nfs && handles_differ(known->fd.get(), fd.get()));
       if (!same) fs.inodes->retire(*known);
     }
   }
