@@ -5,8 +5,8 @@
 //
 // KIND is 'b' for a file we buried through the kernel (the preload, a local SOURCE's
 // daemon: removed when its owner's last reference goes, or when the owner is found dead),
-// 'n' for one an nfs:// daemon buried with its own NFS client (the same rules; no process
-// on the host can hold it but through that daemon's mount), or 's' for a silly-rename
+// 'n' for one an nfs:// daemon buried with its own NFS client (the same rules; the daemon
+// reaps kernel-made 'b' entries only at the foreign age, fusefs/nfs/nfs_graveyard.cc), or 's' for a silly-rename
 // leftover we swept out of a directory so that rmdir could succeed (somebody else may
 // hold it: removed only after the foreign age). HOST contains no '~'; all other fields are numbers (BOOT and
 // PIDNS hex). PIDNS (the pid namespace's inode) is in names made since 2026-12-04; a name
