@@ -2,6 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +19,27 @@ namespace {
 // Deeper trees are not walked: each level holds one descriptor.
 constexpr int kMaxDepth = 128;
 
+// Whether DIRFD/NAME is on device DEV and not a mount point, asked without a round trip
+// to the filesystem (AT_STATX_DONT_SYNC): a plain stat of a mount point inside the tree
+// goes to that mount's server or daemon, and a stopped FUSE daemon or a dead NFS server
+// there hung the walk. True where statx cannot tell (the syncing stat then decides).
+bool same_mount(int dirfd, const char* name, dev_t dev) {
+#if defined(SYS_statx) && defined(AT_STATX_DONT_SYNC)
+  struct statx sx;
+  if (::syscall(SYS_statx, dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+                STATX_TYPE | STATX_INO, &sx) != 0)
+    return errno != ENOENT;  // gone meanwhile: false; ENOSYS, EPERM (seccomp): cannot tell
+  if (makedev(sx.stx_dev_major, sx.stx_dev_minor) != dev) return false;
+#ifdef STATX_ATTR_MOUNT_ROOT  // Linux 5.8
+  if ((sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+    return false;  // a bind mount of this filesystem: walked where it is mounted from
+#endif
+#else
+  (void)dirfd, (void)name, (void)dev;
+#endif
+  return true;
+}
+
 void walk(int dirfd, const std::string& path, dev_t dev, int depth, const SillyVisitor& visit,
           std::vector<std::string>* unreadable) {
   DIR* d = ::fdopendir(dirfd);
@@ -27,6 +51,7 @@ void walk(int dirfd, const std::string& path, dev_t dev, int depth, const SillyV
   while (struct dirent* de = ::readdir(d)) {
     const char* name = de->d_name;
     if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+    if (!same_mount(dirfd, name, dev)) continue;
     struct stat st;
     if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
     std::string child = path + "/" + name;
