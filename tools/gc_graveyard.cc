@@ -87,7 +87,9 @@ int users(int parent_fd, const std::string& name, std::vector<uid_t>* out) {
     char* end = nullptr;
     if (de->d_name[0] != 'u' || de->d_name[1] == '\0') continue;
     unsigned long uid = std::strtoul(de->d_name + 1, &end, 10);
-    if (*end == '\0' && std::to_string(uid) == de->d_name + 1) out->push_back(static_cast<uid_t>(uid));
+    // The name of that very uid_t: "u4294967297" (made by anyone in the 1733 top) is not u1.
+    if (*end == '\0' && std::to_string(static_cast<uid_t>(uid)) == de->d_name + 1)
+      out->push_back(static_cast<uid_t>(uid));
   }
   ::closedir(d);
   return 0;

@@ -25,6 +25,16 @@ grep -qF "kept: $grave/$live_entry (owner process $live_pid is alive)" "$tmp/dry
 grep -qF "would remove: $stats/$victim_pid.stats" "$tmp/dry" || fail "dry run stats: $(cat "$tmp/dry")"
 pass "--dry-run reports and changes nothing"
 
+# Anyone may make a directory in the graveyard's 1733 top: u<uid + 2^32> is not u<uid>,
+# and must not make gc judge that user's graveyard a second time.
+alias=$data/.graveyard.nfsshim/u$(( $(id -u) + 4294967296 ))
+mkdir "$alias" || fail "mkdir $alias"
+"$nfsshim" gc --dry-run "$data" >"$tmp/alias" 2>&1 || fail "gc --dry-run with $alias: $? $(cat "$tmp/alias")"
+n=$(grep -cF "kept: $grave/$live_entry" "$tmp/alias")
+[[ $n == 1 ]] || fail "gc judged u$(id -u) $n times with $alias beside it: $(cat "$tmp/alias")"
+rmdir "$alias"
+pass "a u<uid + 2^32> directory is not taken for u<uid>"
+
 for bad in "--max-age bogus $data" "--frob $data" "--silly" "--silly --"; do
   # shellcheck disable=SC2086
   "$nfsshim" gc $bad >/dev/null 2>"$tmp/err"; rc=$?
