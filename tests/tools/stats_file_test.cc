@@ -210,6 +210,11 @@ TEST_F(StatsReader, RejectsWhatIsNotAStatsFile) {
   EXPECT_FALSE(is_stats_file_name("12.stats.tmp"));
   EXPECT_FALSE(is_stats_file_name(".stats"));
   EXPECT_TRUE(is_stats_file_name("12.stats"));
+  EXPECT_TRUE(is_stats_file_name("4294967295.stats"));
+  EXPECT_FALSE(is_stats_file_name("12345678901.stats"));
+  // One name per pid: a leading 0 would list process 12 twice (nfsshim stat, Prometheus).
+  EXPECT_FALSE(is_stats_file_name("012.stats"));
+  EXPECT_FALSE(is_stats_file_name("0.stats"));
 }
 
 TEST_F(StatsReader, IgnoresDeadAndRecycledProcesses) {

@@ -190,9 +190,11 @@ int republish_counters_after_fork() {
 std::string published_stats_path() { return g_pub.map ? std::string(g_pub.path) : std::string(); }
 
 bool is_stats_file_name(const char* name) {
+  // No leading 0: "04884.stats" beside "4884.stats" would show process 4884 twice.
+  if (name[0] < '1' || name[0] > '9') return false;
   const char* p = name;
   while (*p >= '0' && *p <= '9') ++p;
-  return p != name && p - name <= 10 && std::strcmp(p, ".stats") == 0;
+  return p - name <= 10 && std::strcmp(p, ".stats") == 0;
 }
 
 // The uid that owns /proc/PID: the process's (effective) user.
