@@ -25,6 +25,10 @@ Config load_tool_config();
 // TEXT with each byte that starts no valid UTF-8 sequence replaced by U+FFFD (program
 // names and paths are bytes; JSON and Prometheus output must be UTF-8).
 std::string valid_utf8(const std::string& text);
+// TEXT as valid UTF-8 with its control characters (C0, DEL, C1) written as \xNN or
+// \u00NN: names and paths other users chose (graveyard entries, directories, a process's
+// name) must not move the terminal's cursor or start a forged line in root's output.
+std::string terminal_safe(const std::string& text);
 // "text" with JSON string escapes, without the surrounding quotes; valid UTF-8.
 std::string json_escape(const std::string& text);
 

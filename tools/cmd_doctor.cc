@@ -31,12 +31,13 @@ static const char kDoctorHelp[] =
 static void print_text(const Doctor& d) {
   for (const auto& s : d.sections) {
     std::printf("%s\n", s.name.c_str());
-    for (const auto& f : s.facts) std::printf("  %-26s %s\n", (f.key + ":").c_str(), f.value.c_str());
+    for (const auto& f : s.facts)
+      std::printf("  %-26s %s\n", (f.key + ":").c_str(), terminal_safe(f.value).c_str());
   }
   std::printf("\nproblems:%s\n", d.problems.empty() ? " none" : "");
-  for (const auto& p : d.problems) std::printf("  - %s\n", p.c_str());
+  for (const auto& p : d.problems) std::printf("  - %s\n", terminal_safe(p).c_str());
   std::printf("recommendations:%s\n", d.notes.empty() ? " none" : "");
-  for (const auto& n : d.notes) std::printf("  - %s\n", n.c_str());
+  for (const auto& n : d.notes) std::printf("  - %s\n", terminal_safe(n).c_str());
   std::printf("result: %s\n", d.problems.empty() ? "OK" : (std::to_string(d.problems.size()) + " problem(s)").c_str());
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "cli.h"
 #include "gc.h"
 #include "nfsshim/graveyard.h"
 #include "nfsshim/identity.h"
@@ -18,7 +19,7 @@
 namespace nfsshim::tools {
 
 void report(const char* action, const std::string& path, const std::string& why) {
-  std::printf("%s: %s (%s)\n", action, path.c_str(), why.c_str());
+  std::printf("%s: %s (%s)\n", action, terminal_safe(path).c_str(), terminal_safe(why).c_str());
 }
 
 namespace {

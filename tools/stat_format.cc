@@ -14,7 +14,7 @@ std::string format_table(const std::vector<StatsSnapshot>& procs) {
   for (const auto& c : kCounterInfo) head.push_back(c.name);
   rows.push_back(head);
   for (const auto& s : procs) {
-    std::vector<std::string> row{std::to_string(s.pid), to_string(s.kind), s.name};
+    std::vector<std::string> row{std::to_string(s.pid), to_string(s.kind), terminal_safe(s.name)};
     for (uint64_t v : s.values) row.push_back(std::to_string(v));
     rows.push_back(row);
   }

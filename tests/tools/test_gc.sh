@@ -35,6 +35,16 @@ n=$(grep -cF "kept: $grave/$live_entry" "$tmp/alias")
 rmdir "$alias"
 pass "a u<uid + 2^32> directory is not taken for u<uid>"
 
+# A name its owner chose with an escape sequence and a newline in it reaches root's
+# terminal and journal written as escapes: no cursor movement, no forged second line.
+planted=$grave/$(printf 'x\033[2J\nremoved: y')
+: >"$planted"
+"$nfsshim" gc --dry-run "$data" >"$tmp/ctl" 2>&1 || fail "gc --dry-run with a control-character name: $?"
+grep -qF "kept: $grave/x\x1b[2J\x0aremoved: y (not an nfsshim entry)" "$tmp/ctl" || fail "gc output: $(cat -v "$tmp/ctl")"
+grep -q $'\033' "$tmp/ctl" && fail "an escape character reached the output: $(cat -v "$tmp/ctl")"
+rm -f "$planted"
+pass "names with control characters are written as escapes"
+
 for bad in "--max-age bogus $data" "--frob $data" "--silly" "--silly --"; do
   # shellcheck disable=SC2086
   "$nfsshim" gc $bad >/dev/null 2>"$tmp/err"; rc=$?

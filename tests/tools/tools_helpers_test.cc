@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli.h"
 #include "gc.h"
 #include "holders.h"
 #include "preload_lib.h"
@@ -15,6 +16,18 @@
 
 namespace nfsshim::tools {
 namespace {
+
+// Names other users chose reach root's terminal and the journal: no escape sequence, no
+// second line; ordinary UTF-8 stays as it is.
+TEST(Output, TerminalSafeWritesControlCharactersAsEscapes) {
+  EXPECT_EQ(terminal_safe("plain/path.nfs0001"), "plain/path.nfs0001");
+  EXPECT_EQ(terminal_safe("x\x1b[2Jy"), "x\\x1b[2Jy");
+  EXPECT_EQ(terminal_safe("a\nremoved: /etc/shadow"), "a\\x0aremoved: /etc/shadow");
+  EXPECT_EQ(terminal_safe(std::string("t\x7f\x00z", 4)), "t\\x7f\\x00z");
+  EXPECT_EQ(terminal_safe("c1\xc2\x9b" "31m"), "c1\\u009b31m");           // U+009B, CSI
+  EXPECT_EQ(terminal_safe("caf\xc3\xa9 \xe2\x88\x95"), "caf\xc3\xa9 \xe2\x88\x95");  // é, U+2215
+  EXPECT_EQ(terminal_safe("bad\x9b"), "bad\xef\xbf\xbd");               // not UTF-8: U+FFFD
+}
 
 TEST(Run, PrependsThePreloadAndKeepsTheRest) {
   EXPECT_EQ(prepend_preload("/l/p.so", ""), "/l/p.so");
