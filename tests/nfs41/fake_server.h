@@ -33,6 +33,9 @@
 // OPEN CLAIM_PREVIOUS gets the scripted status (a new open stateid if NFS4_OK) and
 // LOCK reclaim is granted; after it both get NO_GRACE. log() lists the stateful ops in
 // the order they came, with what they carried and got, for the test to check.
+// restart_after(): the server restarts again in the middle of the client's recovery
+// (after an EXCHANGE_ID, or after a granted reclaim); delay_create_sessions(): the next
+// CREATE_SESSIONs get NFS4ERR_DELAY.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -104,6 +107,27 @@ class FakeNfs41Server : public RecordServer {
   // until the client's RECLAIM_COMPLETE.
   void restart(uint32_t reclaim_status, std::map<std::string, uint32_t> by_fh = {}) {
     std::lock_guard<std::mutex> g(mu_);
+    restart_locked(reclaim_status, std::move(by_fh));
+  }
+  // Once the NTH answer of kind WHAT from now on is made, the server restarts as restart()
+  // (same reclaim statuses) right after it: that reply still goes out.
+  enum class Step { kExchangeId, kReclaimOpen, kReclaimLock };
+  void restart_after(Step what, int nth) {
+    std::lock_guard<std::mutex> g(mu_);
+    restart_step_ = what;
+    restart_countdown_ = nth;
+  }
+  void delay_create_sessions(int n) {
+    std::lock_guard<std::mutex> g(mu_);
+    cs_delays_ = n;
+  }
+  int epoch() {
+    std::lock_guard<std::mutex> g(mu_);
+    return epoch_;
+  }
+
+ private:
+  void restart_locked(uint32_t reclaim_status, std::map<std::string, uint32_t> by_fh) {
     ++epoch_;
     clientid_ = kClientId + static_cast<uint64_t>(epoch_);
     sessions_.clear();
@@ -112,6 +136,12 @@ class FakeNfs41Server : public RecordServer {
     reclaim_status_ = reclaim_status;
     reclaim_by_fh_ = std::move(by_fh);
   }
+  void step_done(Step what) {
+    if (restart_countdown_ > 0 && what == restart_step_ && --restart_countdown_ == 0)
+      restart_pending_ = true;
+  }
+
+ public:
   std::vector<Logged> log() {
     std::lock_guard<std::mutex> g(mu_);
     return log_;
@@ -192,6 +222,7 @@ class FakeNfs41Server : public RecordServer {
         return true;  // no reply, the connection kept
       }
       ok = answer(rec, &out);
+      if (std::exchange(restart_pending_, false)) restart_locked(reclaim_status_, reclaim_by_fh_);
       if (std::exchange(mute_this_, false)) {
         muted_.insert(fd);
         ++swallowed_;
@@ -292,6 +323,7 @@ class FakeNfs41Server : public RecordServer {
       status = st;
     };
     if (op == OP_EXCHANGE_ID) {
+      step_done(Step::kExchangeId);
       result(OP_EXCHANGE_ID, NFS4_OK);
       r.u64(clientid_);
       r.u32(1);  // sequenceid
@@ -315,7 +347,11 @@ class FakeNfs41Server : public RecordServer {
         no_reply_ = true;
         return true;
       }
-      if (clientid != clientid_) {
+      if (cs_delays_ > 0) {
+        --cs_delays_;
+        result(OP_CREATE_SESSION, NFS4ERR_DELAY);
+        log_.push_back(entry(OP_CREATE_SESSION, NFS4ERR_DELAY));
+      } else if (clientid != clientid_) {
         result(OP_CREATE_SESSION, NFS4ERR_STALE_CLIENTID);
         log_.push_back(entry(OP_CREATE_SESSION, NFS4ERR_STALE_CLIENTID));
       } else {
@@ -563,6 +599,7 @@ class FakeNfs41Server : public RecordServer {
         else l.status = check(l.sent, cur_, l.new_lock_owner ? Kind::kOpen : Kind::kLock);
         result(OP_LOCK, l.status);
         if (l.status == NFS4_OK) {
+          if (l.reclaim) step_done(Step::kReclaimLock);
           l.given = l.new_lock_owner ? grant(cur_, Kind::kLock) : bump(l.sent);
           put_stateid(r, l.given);
         }
@@ -692,6 +729,7 @@ class FakeNfs41Server : public RecordServer {
     }
     result(OP_OPEN, l.status);
     if (l.status == NFS4_OK) {
+      if (claim == CLAIM_PREVIOUS) step_done(Step::kReclaimOpen);
       l.given = grant(fh, Kind::kOpen);
       cur_ = fh;
       put_stateid(r, l.given);
@@ -780,6 +818,9 @@ class FakeNfs41Server : public RecordServer {
   bool in_reclaim_ = false;  // restarted, and no RECLAIM_COMPLETE since
   uint32_t reclaim_status_ = 0;
   std::map<std::string, uint32_t> reclaim_by_fh_;
+  Step restart_step_ = Step::kExchangeId;
+  int restart_countdown_ = 0, cs_delays_ = 0;
+  bool restart_pending_ = false;  // answer() decided: restart once this reply is made
   std::string cur_;  // the current fh of the compound being answered
   std::map<std::array<uint8_t, 12>, Live> live_;
   std::map<std::string, std::vector<uint8_t>> files_;

@@ -290,6 +290,7 @@ void Engine::reclaim_opens(std::vector<Open>* reclaimed, std::vector<Open>* lost
       reclaimed->push_back(f);
       continue;
     }
+    if (recovery_lost()) return;  // not refused: the server restarted again, all over
     no_grace = st == NFS4ERR_NO_GRACE;
     SHIM_LOG_WARN("nfs41: reclaim of the open of '{}' refused ({}): re-opened without "
                   "reclaim after RECLAIM_COMPLETE; its byte-range locks are lost",

@@ -95,6 +95,11 @@ struct Engine::LockEntry {
   std::weak_ptr<OpenFile> parent;  // the Open whose stateid made it (open_to_lock_owner4)
   uint64_t client_gen = 0;     // client id it belongs to
   std::vector<HeldRange> held;  // granted and not unlocked since: what is reclaimed
+  // Reclaimed under client id RECLAIMED_GEN, moved there by settle_locks() only after
+  // RECLAIM_COMPLETE: a pass cut short by another restart leaves it to the next pass.
+  uint64_t reclaimed_gen = 0;
+  Stateid4 reclaimed_sid;
+  bool reclaimed_have = false;
 };
 
 // Stale lock state of F's file (taken under an earlier client id): dropped, and -EIO so
@@ -389,6 +394,7 @@ void Engine::reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen
     }
   }
   for (const Item& it : items) {
+    if (recovery_lost()) return;  // the server restarted again: the next pass does them all
     const bool open_back = it.parent && std::find(reclaimed.begin(), reclaimed.end(),
                                                   it.parent) != reclaimed.end();
     if (!open_back) {  // its Open was closed, or re-opened without reclaim: lost
@@ -436,16 +442,29 @@ void Engine::reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen
     }
     if (rv == 0) {
       std::lock_guard<std::mutex> t(lock_table_mu_);
-      it.e->stateid = sid;
-      it.e->have_stateid = have;  // false: nothing was held, the next LOCK starts afresh
-      it.e->client_gen = gen;
+      it.e->reclaimed_sid = sid;
+      it.e->reclaimed_have = have;  // false: nothing was held, the next LOCK starts afresh
+      it.e->reclaimed_gen = gen;
       continue;
     }
+    if (recovery_lost()) return;  // not refused: the session went with another restart
     SHIM_LOG_WARN("nfs41: reclaim of the locks of owner {} on '{}' refused ({}): they are "
                   "lost, the next lock op on the file gives EIO", it.owner, name,
                   st ? nfs4_status_name(st) : std::strerror(-rv));
     // Half a reclaim is no lock the caller can count on: give back what was reclaimed.
     if (have) free_lock_state(it.parent->cred_, it.parent, sid);
+  }
+}
+
+void Engine::settle_locks(uint64_t gen) {
+  std::lock_guard<std::mutex> t(lock_table_mu_);
+  for (auto& kv : locks_) {
+    LockEntry& e = *kv.second;
+    if (e.reclaimed_gen != gen) continue;
+    e.stateid = e.reclaimed_sid;
+    e.have_stateid = e.reclaimed_have;
+    e.client_gen = gen;
+    e.reclaimed_gen = 0;
   }
 }
 

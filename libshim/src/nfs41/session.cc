@@ -37,6 +37,7 @@ using namespace nfs4;
 
 namespace {
 thread_local bool tls_in_recovery = false;
+thread_local bool tls_recovery_lost = false;  // recovery_lost()
 struct RecoveryScope {
   RecoveryScope() { tls_in_recovery = true; }
   ~RecoveryScope() { tls_in_recovery = false; }
@@ -45,6 +46,8 @@ std::atomic<uint64_t> g_instance{0};
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 }  // namespace
+
+bool recovery_lost() { return tls_recovery_lost; }
 
 struct Engine::Attempt {
   SlotTable::Ticket t;
@@ -680,7 +683,10 @@ int Engine::run_parallel(const Cred& c, const std::vector<Piece>& pieces) {
 }
 
 int Engine::recover_session(uint64_t seen_gen) {
-  if (tls_in_recovery) return -EIO;
+  if (tls_in_recovery) {  // the recovery's own call: new_client_locked starts over
+    tls_recovery_lost = true;
+    return -EIO;
+  }
   std::lock_guard<std::mutex> rg(recovery_mu_);
   bool unsettled;
   {
@@ -696,7 +702,7 @@ int Engine::recover_session(uint64_t seen_gen) {
   SHIM_LOG_WARN("nfs41: session lost, creating a new one");
   std::string why;
   int st;
-  for (int tries = 0; (st = create_session(&why)) < 0 && wait_out(st, &tries, why);) {
+  for (int tries = 0; (st = create_session(&why)) != 0 && wait_out(st, &tries, why);) {
   }
   if (st > 0 && nfs4_recovery(static_cast<uint32_t>(st)) == Recovery::kNewClientId)
     return new_client_locked();
@@ -711,30 +717,43 @@ int Engine::recover_session(uint64_t seen_gen) {
 bool Engine::wait_out(int st, int* tries, const std::string& why) {
   // Recovery's calls are bare ones on connection 0 (a new session or client id comes
   // before any SEQUENCE'd call): a server that goes away again meanwhile must not turn a
-  // hard mount's call into ETIMEDOUT.
-  switch (-st) {
-    case ETIMEDOUT: case ECONNREFUSED: case ECONNRESET: case ECONNABORTED: case EPIPE:
-    case ENOTCONN: case EHOSTUNREACH: case ENETUNREACH:
-      break;
-    default:
-      return false;
+  // hard mount's call into ETIMEDOUT. Nor must a DELAY (a server busy after its restart)
+  // turn it into EAGAIN.
+  const bool delay = st == static_cast<int>(NFS4ERR_DELAY);
+  if (delay) {
+    if (!o_.hard && *tries > o_.retrans) return false;  // soft: as often as a resend
+  } else {
+    switch (-st) {
+      case ETIMEDOUT: case ECONNREFUSED: case ECONNRESET: case ECONNABORTED: case EPIPE:
+      case ENOTCONN: case EHOSTUNREACH: case ENETUNREACH:
+        break;
+      default:
+        return false;
+    }
+    if (!o_.hard) return false;
   }
-  if (!o_.hard) return false;
   {
     std::lock_guard<std::mutex> g(renew_mu_);
     if (stopping_) return false;  // unmounting: a server that is away must not hold it up
   }
   // No reply: the connection may be dead without a reset (as in finish()); a new one.
   if (st == -ETIMEDOUT) conns_[0]->drop();
-  if ((*tries)++ % 10 == 0)
-    SHIM_LOG_WARN("nfs41: {}; server {}:{} not responding during recovery, still trying", why, o_.addr,
-                  o_.port);
+  if ((*tries)++ % 10 == 0) {
+    if (delay)
+      SHIM_LOG_WARN("nfs41: {} during recovery, waiting", why);
+    else
+      SHIM_LOG_WARN("nfs41: {}; server {}:{} not responding during recovery, still trying",
+                    why, o_.addr, o_.port);
+  }
   sleep_ms(std::min(100 << std::min(*tries, 5), 2000));
   return true;
 }
 
 int Engine::recover_clientid(uint64_t seen_gen) {
-  if (tls_in_recovery) return -EIO;
+  if (tls_in_recovery) {
+    tls_recovery_lost = true;
+    return -EIO;
+  }
   std::lock_guard<std::mutex> rg(recovery_mu_);
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -752,6 +771,33 @@ int Engine::new_client_locked() {
     std::lock_guard<std::mutex> g(mu_);
     recovering_ = true;  // others wait in begin() until the files are open again
   }
+  const int64_t t0 = now_ms();
+  const int64_t soft_ms = int64_t{o_.timeout_ms} * (o_.retrans + 1);  // as run()'s budget
+  int st;
+  for (int pass = 1;; ++pass) {
+    bool again = false;
+    st = new_client_pass(&again);
+    if (!again) break;
+    // The server restarted again before the recovery ended. A hard mount keeps going (the
+    // call that ran into it may be a write-behind WRITE whose data is nowhere else); a soft
+    // one within its budget.
+    if (!o_.hard && now_ms() - t0 >= soft_ms) break;
+    {
+      std::lock_guard<std::mutex> g(renew_mu_);
+      if (stopping_) break;  // unmounting
+    }
+    SHIM_LOG_WARN("nfs41: server {}:{} lost the new client id during recovery (restarted "
+                  "again?): starting over (pass {})", o_.addr, o_.port, pass + 1);
+    sleep_ms(std::min(10 << std::min(pass - 1, 7), 1000));
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  recovering_ = false;
+  slot_cv_.notify_all();
+  return st;
+}
+
+int Engine::new_client_pass(bool* again) {
+  tls_recovery_lost = false;
   uint64_t from_gen;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -760,33 +806,38 @@ int Engine::new_client_locked() {
   std::string why;
   int st;
   int tries = 0;
-  while ((st = exchange_id(&why)) < 0 && wait_out(st, &tries, why)) {
+  while ((st = exchange_id(&why)) != 0 && wait_out(st, &tries, why)) {
   }
   if (st == 0) {
-    while ((st = create_session(&why)) < 0 && wait_out(st, &tries, why)) {
+    while ((st = create_session(&why)) != 0 && wait_out(st, &tries, why)) {
     }
   }
-  if (st == 0) {
-    for (size_t i = 1; i < conns_.size(); ++i) conns_[i]->rebind();
-    // Reclaims only before RECLAIM_COMPLETE; everything else (CLAIM_FH) only after it.
-    std::vector<Open> reclaimed, lost;
-    reclaim_opens(&reclaimed, &lost);
-    reclaim_locks(reclaimed, from_gen);
-    st = reclaim_complete();
-    if (st == 0) {
-      {
-        std::lock_guard<std::mutex> g(mu_);
-        settled_gen_ = client_gen_;
-      }
-      st = reopen(lost);
-    }
-  } else {
-    SHIM_LOG_ERROR("nfs41: {}", why);
-    st = st < 0 ? st : nfs4_errno(static_cast<uint32_t>(st));
+  if (st != 0) {
+    // STALE_CLIENTID at CREATE_SESSION: the server restarted again after EXCHANGE_ID.
+    *again = st > 0 && nfs4_recovery(static_cast<uint32_t>(st)) == Recovery::kNewClientId;
+    if (!*again) SHIM_LOG_ERROR("nfs41: {}", why);
+    return st < 0 ? st : nfs4_errno(static_cast<uint32_t>(st));
   }
-  std::lock_guard<std::mutex> g(mu_);
-  recovering_ = false;
-  slot_cv_.notify_all();
+  for (size_t i = 1; i < conns_.size(); ++i) conns_[i]->rebind();
+  // Reclaims only before RECLAIM_COMPLETE; everything else (CLAIM_FH) only after it.
+  std::vector<Open> reclaimed, lost;
+  reclaim_opens(&reclaimed, &lost);
+  if (!recovery_lost()) reclaim_locks(reclaimed, from_gen);
+  if (!recovery_lost()) st = reclaim_complete();
+  if (recovery_lost()) {
+    *again = true;
+    return -EIO;
+  }
+  if (st != 0) return st;
+  uint64_t gen;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    settled_gen_ = gen = client_gen_;
+  }
+  settle_locks(gen);
+  st = reopen(lost);
+  // Lost again after RECLAIM_COMPLETE: the next pass reclaims under the new client id.
+  if (recovery_lost()) *again = true;
   return st;
 }
 

@@ -244,7 +244,11 @@ class Engine {
   // Recovery (recovery_mu_ held, before RECLAIM_COMPLETE): LOCK reclaim of every range
   // held under client id generation FROM_GEN (the one the server knew before its restart)
   // whose Open is in RECLAIMED (re-opened with CLAIM_PREVIOUS); the others stay lost.
+  // The reclaimed ones move to the new client id only in settle_locks() (after
+  // RECLAIM_COMPLETE): a pass that the server's next restart cuts short leaves them for the
+  // next pass to reclaim again.
   void reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen);
+  void settle_locks(uint64_t gen);
   // LOCKU of the whole file on lock stateid SID, then FREE_STATEID.
   int free_lock_state(const Cred& c, const Open& f, const nfs4::Stateid4& sid);
   // engine41_locks_mu_00: before recovery_mu_, opens_mu_ and mu_; held over one lock
@@ -296,9 +300,14 @@ class Engine {
   int recover_session(uint64_t seen_gen);
   int recover_clientid(uint64_t seen_gen);
   int new_client_locked();  // recovery_mu_ held
+  // One pass of new_client_locked: EXCHANGE_ID to the reclaims' end. *AGAIN: the server
+  // lost the new client id or session before the pass ended (it restarted again): start
+  // over from EXCHANGE_ID.
+  int new_client_pass(bool* again);
   // After a recovery step failed with ST (WHY): on a hard mount, a transport failure (no
-  // reply, no connection) is waited out like any call's: sleeps and returns true (try
-  // again). Otherwise false: the step's result is the call's.
+  // reply, no connection) is waited out like any call's, and so is NFS4ERR_DELAY (on a soft
+  // mount up to retrans times): sleeps and returns true (try again). Otherwise false: the
+  // step's result is the call's.
   bool wait_out(int st, int* tries, const std::string& why);
   // OPEN CLAIM_PREVIOUS of every open file (recovery, in the grace period): those reclaimed
   // go to *RECLAIMED, the others (refused, or no grace) to *LOST for reopen().
