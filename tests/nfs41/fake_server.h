@@ -190,6 +190,11 @@ class FakeNfs41Server : public RecordServer {
     return it == files_.end() ? std::string() : std::string(it->second.begin(), it->second.end());
   }
   static std::string file_fh(const std::string& name) { return "fake-file:" + name; }
+  // FH is gone from the server (another client removed it): stale from now on.
+  void remove_file(const std::string& fh) {
+    std::lock_guard<std::mutex> g(mu_);
+    files_.erase(fh);
+  }
   // READs answer bytes below AT only, and from AT on none, without eof (a broken server:
   // its file seems to end at AT although it is longer). Their count: empty_reads().
   void stall_reads_at(uint64_t at) {

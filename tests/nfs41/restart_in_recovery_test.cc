@@ -4,7 +4,8 @@
 // granted, or between EXCHANGE_ID and CREATE_SESSION. The call that ran the recovery
 // must not fail (a write-behind WRITE's data would be dropped), the recovery starts over
 // from EXCHANGE_ID and reclaims every open and lock again, a lock reclaimed by the
-// aborted pass included. Also a CREATE_SESSION answered DELAY during recovery. For
+// aborted pass included. Also a CREATE_SESSION answered DELAY during recovery, and a
+// file gone from the server, which fails its own I/O only. For
 // io_uring and epoll, hard and soft.
 #include <gtest/gtest.h>
 
@@ -149,6 +150,22 @@ TEST_P(Nfs41RestartInRecovery, CreateSessionDelayedDuringRecovery) {
   srv_.restart(NFS4_OK);
   srv_.delay_create_sessions(3);
   recovered(1);
+}
+
+// A file removed on the server during the outage cannot be re-opened: that fails its own
+// I/O, not the write to another file that ran the recovery.
+TEST_P(Nfs41RestartInRecovery, AFileGoneFromTheServerFailsOnlyItsOwnIo) {
+  ASSERT_NO_FATAL_FAILURE(open_files(2, 0));
+  const Cred c = e_->default_cred();
+  srv_.restart(NFS4_OK);
+  srv_.remove_file(FakeNfs41Server::file_fh("f1"));
+  EXPECT_EQ(e_->write(c, fs_[0], 6, 6, "after!", FILE_SYNC4, nullptr), 6)
+      << "the re-open of f1 failed the write to f0\n" << dump(srv_.log());
+  EXPECT_EQ(srv_.data(FakeNfs41Server::file_fh("f0")), "beforeafter!");
+  EXPECT_LT(e_->write(c, fs_[1], 0, 1, "x", FILE_SYNC4, nullptr), 0);
+  char buf[16] = {};
+  EXPECT_EQ(e_->read(c, fs_[0], 0, sizeof buf, buf), 12);
+  EXPECT_EQ(e_->stats().clientid_recoveries, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Nfs41RestartInRecovery,

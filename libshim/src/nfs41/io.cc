@@ -299,19 +299,16 @@ void Engine::reclaim_opens(std::vector<Open>* reclaimed, std::vector<Open>* lost
   }
 }
 
-int Engine::reopen(const std::vector<Open>& files) {
-  int first = 0;
+void Engine::reopen(const std::vector<Open>& files) {
   for (auto& f : files) {
     // CLAIM_FH: the file may have been renamed (or buried) since it was opened by name.
     int rv = open_once(f->cred_, Fh{}, std::string(), false, nullptr, 0, f.get(), nullptr);
     reopens_.fetch_add(1);
     if (rv != 0) {
-      SHIM_LOG_ERROR("nfs41: re-open of '{}' failed: {}", log_name(*f),
+      SHIM_LOG_ERROR("nfs41: re-open of '{}' failed: {}; its I/O fails", log_name(*f),
                      std::strerror(-rv));
-      if (first == 0) first = rv;
     }
   }
-  return first;
 }
 
 namespace {

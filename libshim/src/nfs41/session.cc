@@ -835,10 +835,15 @@ int Engine::new_client_pass(bool* again) {
     settled_gen_ = gen = client_gen_;
   }
   settle_locks(gen);
-  st = reopen(lost);
+  // The session is settled: a file that cannot be re-opened fails its own I/O, not the
+  // unrelated call that ran into the restart.
+  reopen(lost);
   // Lost again after RECLAIM_COMPLETE: the next pass reclaims under the new client id.
-  if (recovery_lost()) *again = true;
-  return st;
+  if (recovery_lost()) {
+    *again = true;
+    return -EIO;
+  }
+  return 0;
 }
 
 void Engine::renew_main() {

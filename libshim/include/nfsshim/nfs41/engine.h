@@ -313,7 +313,9 @@ class Engine {
   // go to *RECLAIMED, the others (refused, or no grace) to *LOST for reopen().
   void reclaim_opens(std::vector<Open>* reclaimed, std::vector<Open>* lost);
   int reclaim_open(OpenFile* f, uint32_t* status);
-  int reopen(const std::vector<Open>& files);  // CLAIM_FH, after RECLAIM_COMPLETE
+  // CLAIM_FH, after RECLAIM_COMPLETE. A file that fails (removed on the server meanwhile)
+  // is logged and keeps its dead stateid: its own I/O fails, not the recovering call.
+  void reopen(const std::vector<Open>& files);
   void renew_main();
 
   int getattr4(const Cred& c, const Fh& fh, const nfs4::Bitmap4& want, nfs4::Fattr4* out);
