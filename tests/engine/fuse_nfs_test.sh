@@ -132,6 +132,19 @@
 #                              "." and ".." first, once each (a v4 server never sends them),
 #                              in a small directory and in one of 1500 entries (several
 #                              READDIR and FUSE readdir calls), the graveyard still hidden
+#   unlock-commit              data written under a POSIX lock is committed before the lock
+#                              is released: through mount A a process writes 100 bytes under
+#                              a lock and releases it (f1: F_UNLCK; f2: the close of another,
+#                              read-only descriptor of the file, which drops the process's
+#                              locks) but keeps the files open; ganesha restarts (a new write
+#                              verifier); through mount B another "host" locks, writes 100
+#                              other bytes over them, fsyncs and unlocks; then A closes: the
+#                              export must keep B's bytes and A's daemon re-sends nothing
+#                              (before 2026-12-05 the unlock only waited for the writes to
+#                              land, UNSTABLE, and A's close re-sent them FILE_SYNC over B's);
+#                              vers=4.1 (server locks, the daemon sees the unlock); vers=3 is
+#                              the control: its locks are the kernel's, local to the host,
+#                              the daemon never sees the unlock and A's close does re-send
 #   readdir-churn              listings of a directory (3000 stable names) through the mount
 #                              while a loop on the export creates and removes churn_N files in
 #                              it: every listing succeeds and has every stable name (ganesha
@@ -1300,6 +1313,100 @@ splice-writes)
     fail "1 MiB pipes: splice not logged as off with its reason"
   [ "$(piped)" = 0 ] || fail "1 MiB pipes: $(piped) writes through a pipe"
   pass "WRITE data through a pipe where a pipe holds a request: all sizes intact; off with -o nosplice and with 1 MiB pipes"
+  ;;
+unlock-commit)
+  # commit_secs=600: no age COMMIT during the test; only an unlock or a close commits.
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mnt2=$work/mnt2
+  mkdir -p "$mnt2"
+  shim2_pid=
+  trap 'grep -q " $mnt2 " /proc/self/mountinfo && fusermount3 -u -z "$mnt2"; [ -n "$shim2_pid" ] && kill $shim2_pid; cleanup' EXIT
+  mount_nfs "&nconnect=2&commit_secs=600"
+  # Host A: two processes (a lock owner each) write under their lock, release it, and keep
+  # the file open until told to close: f1 by F_UNLCK, f2 by closing another (read-only)
+  # descriptor of the file, which drops the process's locks on it.
+  python3 - "$mnt" "$work" > "$work/a.out" 2>&1 <<'PY' &
+import fcntl, os, sys, time
+mnt, work = sys.argv[1], sys.argv[2]
+def wait_go():
+    while not os.path.exists(os.path.join(work, "go")):
+        time.sleep(0.05)
+if os.fork() == 0:
+    w = os.open(os.path.join(mnt, "f2"), os.O_RDWR | os.O_CREAT, 0o644)
+    r = os.open(os.path.join(mnt, "f2"), os.O_RDONLY)
+    fcntl.lockf(w, fcntl.LOCK_EX)
+    os.pwrite(w, b"A" * 100, 0)
+    os.close(r)  # close(2) of any descriptor of the file drops the process's locks on it
+    open(os.path.join(work, "ready2"), "w").close()
+    wait_go()  # until host B has written
+    os.close(w)
+    print("A closed f2")
+    os._exit(0)
+f1 = os.open(os.path.join(mnt, "f1"), os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.lockf(f1, fcntl.LOCK_EX)
+os.pwrite(f1, b"A" * 100, 0)
+fcntl.lockf(f1, fcntl.LOCK_UN)  # F_UNLCK
+open(os.path.join(work, "ready1"), "w").close()
+wait_go()
+os.close(f1)
+_, status = os.wait()
+print("A closed f1")
+sys.exit(1 if status else 0)
+PY
+  app=$!
+  for _ in $(seq 100); do [ -e "$work/ready1" ] && [ -e "$work/ready2" ] && break; sleep 0.1; done
+  [ -e "$work/ready1" ] && [ -e "$work/ready2" ] || { kill "$app"; cat "$work/a.out"; fail "host A did not get through its writes and unlocks"; }
+  # vers=4.1: the unlocks waited for A's answered writes; vers=3 (the kernel's locks): they
+  # land on their own.
+  sizes() { stat -c %s "$work/export/f1" "$work/export/f2" 2>/dev/null | tr '\n' ' '; }
+  for _ in $(seq 100); do [ "$(sizes)" = "100 100 " ] && break; [ "$vers" = 3 ] || break; sleep 0.05; done
+  [ "$(sizes)" = "100 100 " ] || { kill "$app"; fail "A's writes were not on the export after its unlocks: $(sizes)"; }
+  grep -q "verifier changed" "$work/shim.log" && { kill "$app"; fail "a re-send before the restart: not the case to test"; }
+  ganesha_crash "$work/state"
+  sleep 1.1  # ganesha's write verifier is its start time in seconds: a new one
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || { kill "$app"; fail "ganesha again"; }
+  # Host B: another mount of the export; takes the lock, reads, writes its bytes, commits.
+  start_mount "$url&nconnect=1" "$mnt2" "$work/shim2.log"
+  shim2_pid=$started
+  python3 - "$mnt2" > "$work/b.out" 2>&1 <<'PY' || { kill "$app"; cat "$work/b.out"; fail "host B"; }
+import fcntl, os, sys
+for name in ("f1", "f2"):
+    fd = os.open(os.path.join(sys.argv[1], name), os.O_RDWR)
+    fcntl.lockf(fd, fcntl.LOCK_EX)
+    got = os.pread(fd, 200, 0)
+    print("B read", name + ":", len(got), "bytes,", "all A" if got == b"A" * 100 else repr(got[:16]))
+    os.pwrite(fd, b"B" * 100, 0)
+    os.fsync(fd)
+    fcntl.lockf(fd, fcntl.LOCK_UN)
+    os.close(fd)
+PY
+  stop_mount "$mnt2" "$shim2_pid"
+  shim2_pid=
+  touch "$work/go"
+  wait "$app" || { cat "$work/a.out"; fail "host A failed after the restart"; }
+  cat "$work/b.out" "$work/a.out"
+  unmount_nfs
+  grep -E "verifier changed|COMMIT before releasing" "$work/shim.log" | sed 's/^/  daemon A: /'
+  want=$(printf 'B%.0s' $(seq 100))
+  got1=$(cat "$work/export/f1") got2=$(cat "$work/export/f2")
+  echo "export: f1 ${got1:0:8}... f2 ${got2:0:8}... (B's bytes are B, A's are A)"
+  if [ "$vers" = 3 ]; then
+    # Control: vers=3 locks stay in the host's kernel (no NLM), the daemon never sees the
+    # unlock, so nothing commits there and A's close re-sends its bytes over B's. Shows the
+    # sequence makes the re-send happen; for vers=3 the lock never excluded B anyway.
+    grep -q "verifier changed" "$work/shim.log" || fail "control: no re-send at A's close: the case is not made"
+    [ "$got1" != "$want" ] || fail "control: f1 kept B's bytes though A's close re-sent"
+    ganesha_stop "$work/state"
+    pass "control: vers=3 (kernel-local locks): nothing committed at unlock, A's close re-sent over B's bytes"
+  else
+    [ "$got1" = "$want" ] || fail "f1 (F_UNLCK): the export has '${got1:0:16}...', not B's bytes: A's unlock did not COMMIT and its close re-sent its data over B's"
+    # (f2 passed on the old code too: the RELEASE that follows that FLUSH commits; only the
+    # short window between the two was open, which this sequence does not hit.)
+    [ "$got2" = "$want" ] || fail "f2 (locks dropped by closing a read-only descriptor): the export has '${got2:0:16}...', not B's bytes: that unlock did not COMMIT"
+    grep -q "verifier changed" "$work/shim.log" && fail "A's daemon re-sent data after the restart: it was not committed at the unlock"
+    ganesha_stop "$work/state"
+    pass "data written under a lock is committed at the unlock: another client's later write stays ($engine)"
+  fi
   ;;
 idmap)
   ghost=4321  # an id with no passwd or group entry here
