@@ -963,6 +963,24 @@ int commit_node(fuse_req_t req, const std::shared_ptr<Node>& n, uint64_t handle)
   return kept < 0 ? kept : rv;
 }
 
+// Before a lock is released (F_UNLCK, or a close that drops the owner's locks): the file's
+// answered writes land, then COMMIT, as the kernel's NFS client does (do_unlk: nfs_wb_all
+// writes back and commits). Not only landed: UNSTABLE data is still ours to re-send, and if
+// the server restarted after the unlock, a re-send at our next fsync or close (the new
+// verifier) would overwrite what another client wrote under the lock meanwhile. The COMMIT
+// goes as HANDLE's opener if it may write, else with the credentials of the file's last
+// write (a read-only open's caller may not be allowed to COMMIT). Its result does not stop
+// the unlock (the kernel ignores it too): failed, the data stays kept for a later COMMIT
+// (re-sent then if need be) and an answered write's error stays for fsync and close.
+// Nothing kept: no COMMIT is sent.
+void commit_before_unlock(fuse_req_t req, const std::shared_ptr<Node>& n, uint64_t handle, FileIo& io) {
+  wait_before(fs_of(req), n, WriteBehind::now());
+  int rv = n->wb.writes(handle) ? io.commit(*open_cred(req, *n, handle)) : io.commit_kept();
+  if (rv < 0 && log::first_time("nfs:unlock-commit"))
+    SHIM_LOG_WARN("[ino {}] COMMIT before releasing a lock: {}; unlocked anyway, the data is kept "
+                  "for the next COMMIT (logged once)", n->ino, std::strerror(-rv));
+}
+
 void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   NODE_OR_FAIL(n, req, ino);
   // close-to-open: stable on the server at close. Not for an open that cannot write, as
@@ -973,9 +991,10 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   // keeps no record of them, so that is ours to do (libfuse's flush contract).
   auto io = io_of(n);
   if (io && fi->lock_owner != 0 && fs_of(req).client->server_locks()) {
-    // What the owner wrote under its locks lands before another client can take them, as
-    // at F_UNLCK (op_setlk); commit_node waited already for a writable open.
-    if (!writes) wait_before(fs_of(req), n, WriteBehind::now());
+    // What the owner wrote under its locks is stable on the server before another client
+    // can take them, as at F_UNLCK (op_setlk); commit_node did so already for a writable
+    // open (its error is the close's).
+    if (!writes) commit_before_unlock(req, n, fi->fh, *io);
     int lr = io->unlock_owner(*open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner);
     if (lr < 0) SHIM_LOG_WARN("[ino {}] dropping locks at close: {}", ino, std::strerror(-lr));
   }
@@ -1041,8 +1060,8 @@ void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* 
     wait_for_lock(req, std::move(n), std::move(io), fi->fh, fi->lock_owner, *lock);
     return;
   }
-  // What was written under the lock is on the server before another client can take it.
-  if (lock->l_type == F_UNLCK) wait_before(fs_of(req), n, WriteBehind::now());
+  // What was written under the lock is stable on the server before another client can take it.
+  if (lock->l_type == F_UNLCK) commit_before_unlock(req, n, fi->fh, *io);
   int rv = io->setlk(*open_cred(req, *n, fi->fh), fi->fh, fi->lock_owner, *lock, false, nullptr);
   fuse_reply_err(req, -rv);
 }
