@@ -9,6 +9,7 @@
 // io_uring and epoll, hard and soft.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -165,6 +166,27 @@ TEST_P(Nfs41RestartInRecovery, AFileGoneFromTheServerFailsOnlyItsOwnIo) {
   EXPECT_LT(e_->write(c, fs_[1], 0, 1, "x", FILE_SYNC4, nullptr), 0);
   char buf[16] = {};
   EXPECT_EQ(e_->read(c, fs_[0], 0, sizeof buf, buf), 12);
+  EXPECT_EQ(e_->stats().clientid_recoveries, 1u);
+}
+
+// A reclaim answered with a stateid error is refused, not taken for another restart: the
+// server gives the same answer to every pass, so starting over looped forever (hard) or
+// failed the call that ran the recovery (soft). That file is re-opened without reclaim.
+TEST_P(Nfs41RestartInRecovery, AReclaimRefusedWithAStateidErrorIsNotARestart) {
+  ASSERT_NO_FATAL_FAILURE(open_files(2, 0));
+  const Cred c = e_->default_cred();
+  srv_.restart(NFS4_OK, {{FakeNfs41Server::file_fh("f1"), NFS4ERR_BAD_STATEID}});
+  auto fut = std::async(std::launch::async,
+                        [&] { return e_->write(c, fs_[0], 6, 6, "after!", FILE_SYNC4, nullptr); });
+  const bool done = fut.wait_for(std::chrono::seconds(8)) == std::future_status::ready;
+  EXPECT_TRUE(done) << "recovery still running after 8 s: " << e_->stats().clientid_recoveries
+                    << " client id recoveries";
+  if (!done) {
+    e_->shutdown();  // ends the passes
+    fut.wait();
+    return;
+  }
+  EXPECT_EQ(fut.get(), 6) << "the call that ran the recovery failed";
   EXPECT_EQ(e_->stats().clientid_recoveries, 1u);
 }
 

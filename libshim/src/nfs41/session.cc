@@ -610,8 +610,10 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
         unsettled = settled_gen_ != client_gen_;
       }
       // A recovery that got a new client id but stopped before the files were open again
-      // (the server went quiet): finish it, or every open file fails for good.
-      if (unsettled) {
+      // (the server went quiet): finish it, or every open file fails for good. Not from the
+      // recovery's own calls: a reclaim answered with a stateid error is refused (the
+      // server did not restart again; starting over would get the same answer forever).
+      if (unsettled && !tls_in_recovery) {
         if (int rc = recover_clientid(a->client_gen); rc < 0) return {false, rc};
         return {true, 0};
       }
