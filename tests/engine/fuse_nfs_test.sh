@@ -1336,10 +1336,15 @@ if os.fork() == 0:
     r = os.open(os.path.join(mnt, "f2"), os.O_RDONLY)
     fcntl.lockf(w, fcntl.LOCK_EX)
     os.pwrite(w, b"A" * 100, 0)
-    os.close(r)  # close(2) of any descriptor of the file drops the process's locks on it
+    # close(2) of any descriptor of the file drops the process's locks on it. A duplicate
+    # keeps the read-only open: this FLUSH has no RELEASE behind it (whose COMMIT would
+    # hide a flush that does not commit).
+    r2 = os.dup(r)
+    os.close(r)
     open(os.path.join(work, "ready2"), "w").close()
     wait_go()  # until host B has written
     os.close(w)
+    os.close(r2)
     print("A closed f2")
     os._exit(0)
 f1 = os.open(os.path.join(mnt, "f1"), os.O_RDWR | os.O_CREAT, 0o644)
