@@ -150,6 +150,13 @@
 #                              it: every listing succeeds and has every stable name (ganesha
 #                              failed a READDIR whose entry vanished mid-scan, ESTALE, and the
 #                              listing was not restarted); with -v41
+#   lock-two-opens             one process, several opens: each case runs in a fresh python
+#                              process under timeout 20 and must be granted (or refused the
+#                              kernel's way) promptly, never poll forever: write lock on f2
+#                              (open O_RDWR, plus or minus a second O_RDONLY descriptor), with
+#                              or without first lock/write/F_UNLCK on f1 by the same process,
+#                              by F_SETLK and by F_SETLKW; a write lock through the O_RDONLY
+#                              descriptor is EBADF; with -v41 (server locks; vers=3: the kernel's)
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -1513,6 +1520,65 @@ PY
   grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
   unmount_nfs
   pass "$rounds listings of $stable names under churn on the export, all whole ($engine)"
+  ;;
+lock-two-opens)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  bad=0
+  n=0
+  # Each case on a mount of its own; a case with no answer in 20 s is recorded and its
+  # daemon killed (a process in a FUSE lock call may not even die of SIGKILL until then).
+  # CASE: f1 (lock/write/unlock f1 first) or -, rdonly (a second O_RDONLY fd of f2) or -,
+  # setlk or setlkw; via-ro: the write lock through the O_RDONLY descriptor (EBADF).
+  for f1 in f1 -; do for ro in rdonly -; do for cmd in setlk setlkw; do
+    n=$((n + 1))
+    case_=" $f1 $ro $cmd"
+    start=$SECONDS
+    mount_nfs "&nconnect=1"
+    python3 - "$mnt" "$n" $f1 $ro $cmd > "$work/case.out" 2>&1 <<'PY' &
+import errno, fcntl, os, struct, sys
+mnt, n, f1, ro, cmd = sys.argv[1:]
+op = fcntl.F_SETLKW if cmd == "setlkw" else fcntl.F_SETLK
+def lk(fd, t):
+    fcntl.fcntl(fd, op, struct.pack("hhqqi", t, 0, 0, 0, 0))
+if f1 == "f1":
+    a = os.open(os.path.join(mnt, "a%s" % n), os.O_RDWR | os.O_CREAT, 0o644)
+    lk(a, fcntl.F_WRLCK)
+    os.pwrite(a, b"x" * 10, 0)
+    lk(a, fcntl.F_UNLCK)
+path = os.path.join(mnt, "b%s" % n)
+w = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+r = os.open(path, os.O_RDONLY) if ro == "rdonly" else None
+try:
+    lk(w, fcntl.F_WRLCK)
+except OSError as e:
+    print("refused", errno.errorcode[e.errno]); sys.exit(1)
+os.pwrite(w, b"y" * 10, 0)
+lk(w, fcntl.F_UNLCK)
+if r is not None:
+    try:
+        lk(r, fcntl.F_WRLCK)
+        print("granted through O_RDONLY"); sys.exit(1)
+    except OSError as e:
+        if e.errno != errno.EBADF: print("O_RDONLY:", errno.errorcode[e.errno]); sys.exit(1)
+print("granted")
+PY
+    app=$!
+    for _ in $(seq 200); do kill -0 $app 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $app 2>/dev/null; then
+      fusermount3 -u -z "$mnt"; kill -9 "$shim_pid"; wait "$shim_pid" 2>/dev/null; shim_pid=
+      wait $app
+      out="no answer in 20 s"
+    else
+      wait $app
+      out=$(cat "$work/case.out")
+      unmount_nfs
+    fi
+    echo "case$case_: $out ($((SECONDS - start)) s)"
+    [ "$out" = granted ] || bad=$((bad + 1))
+  done; done; done
+  [ $bad = 0 ] || fail "$bad of $n cases of one process with two opens not granted ($engine)"
+  grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
+  pass "$n cases of one process locking through two opens: granted, EBADF through O_RDONLY ($engine)"
   ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
