@@ -26,9 +26,16 @@ namespace {
 
 const char kOwnerPrefix[] = "nfsshim-lk:";
 
-std::vector<uint8_t> owner_bytes(uint64_t id) {
-  std::string s = kOwnerPrefix + std::to_string(id);
-  return std::vector<uint8_t>(s.begin(), s.end());
+// The lock-owner of caller owner ID on a file, made from OPEN's stateid: its name also
+// carries OPEN's open-owner. A server may tie a lock-owner to the open-owner it was first
+// made from (ganesha does: open_to_lock_owner4 from another open-owner is refused,
+// "Related ... doesn't match", NFS4ERR_RESOURCE for good), and each Open here has its own
+// open-owner: one name for all the files a process locks hung its second file's LOCK.
+std::vector<uint8_t> owner_bytes(uint64_t id, const std::vector<uint8_t>& open_owner) {
+  std::string s = kOwnerPrefix + std::to_string(id) + "/";
+  std::vector<uint8_t> out(s.begin(), s.end());
+  out.insert(out.end(), open_owner.begin(), open_owner.end());
+  return out;
 }
 
 uint64_t nfs_len(uint64_t len) { return len == 0 ? UINT64_MAX : len; }
@@ -73,9 +80,11 @@ void fill_conflict(const LockDenied& d, uint64_t clientid, Engine::LockConflict*
   out->raw_owner = d.owner.owner;
   const size_t pn = sizeof kOwnerPrefix - 1;
   const auto& o = d.owner.owner;
-  if (d.owner.clientid == clientid && o.size() > pn && o.size() <= pn + 20 &&
+  if (d.owner.clientid == clientid && o.size() > pn &&
       std::equal(o.begin(), o.begin() + pn, kOwnerPrefix)) {
-    std::string digits(o.begin() + pn, o.end());
+    auto slash = std::find(o.begin() + pn, o.end(), '/');
+    std::string digits(o.begin() + pn, slash);
+    if (digits.empty() || digits.size() > 20) return;
     if (digits.find_first_not_of("0123456789") == std::string::npos) {
       out->ours = true;
       out->owner = std::stoull(digits);
@@ -183,7 +192,7 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
             a.new_lock_owner = !have;
             if (!have) {
               a.open_stateid = f->stateid();
-              a.lock_owner.owner = owner_bytes(owner);
+              a.lock_owner.owner = owner_bytes(owner, open_owner(*f));
             }
             if (int rc = encode_putfh(k, f->fh); rc < 0) return rc;
             return encode_lock(k, a);
@@ -287,6 +296,15 @@ int Engine::test_lock(const Cred& c, const Open& f, uint64_t owner, LockType typ
     std::lock_guard<std::mutex> lg(locks_mu_);
     if (int rc = lock_state_lost(f); rc < 0) return rc;
   }
+  // The lock-owner OWNER holds the file's locks as (made from its entry's Open), so that
+  // its own locks are no conflict; none held: any name of OWNER does.
+  std::vector<uint8_t> lo;
+  {
+    std::lock_guard<std::mutex> t(lock_table_mu_);
+    auto it = locks_.find(std::make_pair(f->fh.data, owner));
+    Open p = it == locks_.end() ? nullptr : it->second->parent.lock();
+    lo = owner_bytes(owner, open_owner(p ? *p : *f));
+  }
   LocktRes res;
   uint64_t clientid = 0;
   int rv = run(c,
@@ -296,7 +314,7 @@ int Engine::test_lock(const Cred& c, const Open& f, uint64_t owner, LockType typ
           std::lock_guard<std::mutex> g(mu_);
           o.clientid = clientid = clientid_;
         }
-        o.owner = owner_bytes(owner);
+        o.owner = lo;
         if (int rc = encode_putfh(k, f->fh); rc < 0) return rc;
         return encode_lockt(k, nfs_locktype(type, false), off, nfs_len(len), o);
       },
@@ -423,7 +441,7 @@ void Engine::reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen
               a.lock_stateid = sid;
             } else {  // open_to_lock_owner4 from the reclaimed open stateid
               a.open_stateid = it.parent->stateid();
-              a.lock_owner.owner = owner_bytes(it.owner);
+              a.lock_owner.owner = owner_bytes(it.owner, open_owner(*it.parent));
             }
             if (int rc = encode_putfh(k, it.parent->fh); rc < 0) return rc;
             return encode_lock(k, a);

@@ -240,6 +240,8 @@ class Engine {
 
  private:
   struct LockEntry;
+  // The open-owner F was opened under (set once, at its OPEN).
+  static const std::vector<uint8_t>& open_owner(const OpenFile& f) { return f.owner_; }
   int lock_state_lost(const Open& f);  // locks_mu_ held
   // Recovery (recovery_mu_ held, before RECLAIM_COMPLETE): LOCK reclaim of every range
   // held under client id generation FROM_GEN (the one the server knew before its restart)
