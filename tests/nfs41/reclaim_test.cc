@@ -110,6 +110,41 @@ TEST_P(Nfs41Reclaim, LocksAndOpenSurviveAServerRestart) {
   EXPECT_EQ(a->shutdown(), 0);
 }
 
+// One owner, two opens of one file (two descriptors): locked through the first and unlocked
+// before a restart, the lock entry survives with no state; locked through the second after
+// it, the new lock-owner is made from the second open. LOCKT must then name that
+// lock-owner (the owner's own lock is no conflict), and closing the second open frees its
+// lock state (a CLOSE with lock state left is refused, NFS4ERR_LOCKS_HELD).
+TEST_P(Nfs41Reclaim, ALockMadeThroughAnotherOpenAfterARestartIsTheOwners) {
+  const std::string restart = env("NFS41_RESTART");
+  ASSERT_FALSE(restart.empty()) << "run through ganesha_test.sh";
+  constexpr uint64_t kP = 3;
+  std::unique_ptr<Engine> a;
+  std::string why;
+  ASSERT_EQ(Engine::open(ganesha_options(GetParam(), 1), &a, &why), 0) << why;
+  const Cred c = a->default_cred();
+  const std::string name = "twoopens" + std::to_string(getpid()) +
+                           (GetParam() == IoBackend::kUring ? "u" : "e");
+  Open f1, f2;
+  ASSERT_EQ(a->open(c, a->root(), name, true, false, 0644, &f1, nullptr), 0);
+  ASSERT_EQ(a->open(c, a->root(), name, false, false, 0, &f2, nullptr), 0);
+  ASSERT_EQ(a->lock(c, f1, kP, LT::kWrite, 0, 10, 0), 0);
+  ASSERT_EQ(a->unlock(c, f1, kP, 0, 10), 0);
+  ASSERT_EQ(std::system(restart.c_str()), 0);
+  nfsshim::nfs::Attr at;
+  ASSERT_EQ(a->getattr(c, f1->fh, &at), 0);  // recovery
+  ASSERT_EQ(a->lock(c, f2, kP, LT::kWrite, 0, 10, 0), 0);
+  Engine::LockConflict ct;
+  EXPECT_EQ(a->test_lock(c, f2, kP, LT::kWrite, 0, 10, &ct), 0)
+      << "LOCKT reported the owner's own lock as a conflict (ours=" << ct.ours << ")";
+  EXPECT_EQ(a->test_lock(c, f1, kP, LT::kWrite, 0, 10, &ct), 0)
+      << "through the other open too";
+  EXPECT_EQ(a->close(c, f2), 0) << "CLOSE of the open the lock state was made from";
+  EXPECT_EQ(a->close(c, f1), 0);
+  EXPECT_EQ(a->remove(c, a->root(), name), 0);
+  EXPECT_EQ(a->shutdown(), 0);
+}
+
 // Two restarts in a row: the state reclaimed after the first is reclaimed again after the
 // second (the client id it now belongs to is the one the server knew).
 TEST_P(Nfs41Reclaim, LockSurvivesTwoRestarts) {

@@ -168,6 +168,7 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
         }
       }
       uint64_t gen = 0;
+      bool made_owner = false;  // the last try sent open_to_lock_owner4 from F
       rv = run(c,
           [&](Compound& k) {
             LockArgs a;
@@ -190,6 +191,7 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
             // A retry after a new client id must not use a stateid of the old one.
             if (egen != gen) return -EIO;
             a.new_lock_owner = !have;
+            made_owner = !have;
             if (!have) {
               a.open_stateid = f->stateid();
               a.lock_owner.owner = owner_bytes(owner, open_owner(*f));
@@ -207,9 +209,12 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
         std::lock_guard<std::mutex> t(lock_table_mu_);
         if (!e) {
           e = std::make_shared<LockEntry>();
-          e->parent = f;
           locks_[key] = e;
         }
+        // The lock state is F's now (its lock-owner was made from F's open): LOCKT names
+        // it so, and F's CLOSE frees it (an entry kept with no state across a restart may
+        // have been made through another open of the file).
+        if (made_owner) e->parent = f;
         e->stateid = res.stateid;
         e->have_stateid = true;
         e->client_gen = gen;
