@@ -16,11 +16,11 @@ nfs4::SetAttrs to_setattrs(const nfs::SetAttr& sa);
 inline int encode_putfh(nfs4::Compound& k, const nfs::Fh& f) {
   return nfs4::encode_putfh(k, f.data.data(), f.data.size());
 }
-// How a log line names an open file: files opened by handle have no name.
 // True on a recovering thread once one of the recovery's own calls found the session or
 // client id lost again (the server restarted in the middle): the pass is void, and
 // new_client_locked starts over.
 bool recovery_lost();
+// How a log line names an open file: files opened by handle have no name.
 inline std::string log_name(const OpenFile& f) { return f.name.empty() ? "(by handle)" : f.name; }
 inline nfs::Fh fh3(const nfs4::Fh4& f) { return nfs::Fh{std::string(f.begin(), f.end())}; }
 
