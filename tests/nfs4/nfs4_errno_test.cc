@@ -32,6 +32,9 @@ TEST(Nfs4Errno, CommonStatusesMapToTheirErrno) {
 
 TEST(Nfs4Errno, RecoveryStatusesAreNotFlattened) {
   EXPECT_EQ(nfs4_recovery(NFS4ERR_DELAY), Recovery::kRetryLater);
+  // Not a "try later": a server may give it for good (the kernel does not resend either).
+  EXPECT_EQ(nfs4_recovery(NFS4ERR_RESOURCE), Recovery::kNone);
+  EXPECT_EQ(nfs4_errno(NFS4ERR_RESOURCE), -EREMOTEIO);
   EXPECT_EQ(nfs4_recovery(NFS4ERR_GRACE), Recovery::kWaitGrace);
   EXPECT_EQ(nfs4_recovery(NFS4ERR_BADSESSION), Recovery::kNewSession);
   EXPECT_EQ(nfs4_recovery(NFS4ERR_DEADSESSION), Recovery::kNewSession);

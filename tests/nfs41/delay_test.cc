@@ -7,11 +7,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fake_server.h"
+#include "nfsshim/log.h"
 #include "nfsshim/nfs4/compound.h"
 #include "nfsshim/nfs4/constants.h"
 #include "nfsshim/nfs4/ops_fh.h"
@@ -115,6 +118,57 @@ TEST_P(Nfs41Delay, SoftMountEndlessDelayEndsInEio) {
   srv.script(0, FakeNfs41Server::DelayAt::kOp);
   EXPECT_EQ(putrootfh(*e), 0);  // the server answers again: so does the engine
   EXPECT_EQ(e->shutdown(), 0);
+}
+
+// A hard mount waits out DELAY as long as the server asks, but says so once past the
+// timeout (and again when the server answers), never a silent wait.
+TEST_P(Nfs41Delay, HardMountLongDelayIsLoggedOnce) {
+  FakeNfs41Server srv;
+  Options o = options(srv.port());
+  o.timeout_ms = 300;
+  const std::string log = ::testing::TempDir() + "nfs41-delay-" + std::to_string(srv.port()) + ".log";
+  std::remove(log.c_str());
+  std::string why;
+  ASSERT_TRUE(nfsshim::log::init("nfsshim-test", "file:" + log, "info", &why)) << why;
+  std::unique_ptr<Engine> e;
+  ASSERT_EQ(Engine::open(o, &e, &why), 0) << why;
+  srv.script(9, FakeNfs41Server::DelayAt::kOp);  // 10+20+..+1000 ms: about 2.5 s of DELAY
+  EXPECT_EQ(putrootfh(*e), 0);
+  EXPECT_EQ(srv.delays_sent(), 9);
+  EXPECT_EQ(e->shutdown(), 0);
+  nfsshim::log::get().flush();
+  ASSERT_TRUE(nfsshim::log::init("nfsshim-test", "stderr", "warn", &why)) << why;
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string t = text.str();
+  const std::string said = "has answered NFS4ERR_DELAY for ";
+  size_t at = t.find(said);
+  EXPECT_NE(at, std::string::npos) << t;
+  EXPECT_EQ(t.find(said, at + 1), std::string::npos) << "logged more than once:\n" << t;
+  EXPECT_NE(t.find("still trying (hard mount)"), std::string::npos) << t;
+  EXPECT_NE(t.find("answered the call after"), std::string::npos) << t;
+  std::remove(log.c_str());
+}
+
+// NFS4ERR_RESOURCE is not a "try later" (RFC 8881 15.1.1.4; the kernel maps it to
+// EREMOTEIO and does not resend): a server that gives it for good (ganesha for a
+// lock-owner it ties to another open-owner) must not hang a hard mount's call.
+TEST_P(Nfs41Delay, ResourceFailsTheCallWithEremoteio) {
+  for (auto at : {FakeNfs41Server::DelayAt::kOp, FakeNfs41Server::DelayAt::kSequence}) {
+    FakeNfs41Server srv;
+    std::unique_ptr<Engine> e;
+    std::string why;
+    ASSERT_EQ(Engine::open(options(srv.port()), &e, &why), 0) << why;
+    srv.script(1000000, at, NFS4ERR_RESOURCE);
+    auto t0 = Clock::now();
+    EXPECT_EQ(putrootfh(*e), -EREMOTEIO);
+    EXPECT_LT(ms_between(t0, Clock::now()), 2000.0);
+    EXPECT_EQ(srv.arrivals().size(), 1u) << "RESOURCE was resent";
+    srv.script(0, at);
+    EXPECT_EQ(putrootfh(*e), 0);  // the slot is usable again
+    EXPECT_EQ(e->shutdown(), 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Nfs41Delay,

@@ -7,7 +7,8 @@
 // DESTROY_*. Stateful ops check the stateid they carry (BAD/STALE/OLD_STATEID otherwise).
 //
 // DELAY: a compound of exactly SEQUENCE + PUTROOTFH is the scripted one, answered with
-// DELAY (at the PUTROOTFH or at the SEQUENCE) the first N times, then OK.
+// DELAY (at the PUTROOTFH or at the SEQUENCE) the first N times, then OK. Another status
+// can stand in for DELAY (RESOURCE).
 //
 // mute_next(): the connection of the next request goes silent (no reply to it or to any
 // later request on it; the socket stays open, no reset), as a server that lost power; new
@@ -86,11 +87,12 @@ class FakeNfs41Server : public RecordServer {
       : RecordServer([this](int fd, const std::vector<uint8_t>& rec, int) { return reply(fd, rec); }) {}
   ~FakeNfs41Server() override { stop(); }
 
-  // The next DELAYS scripted compounds get NFS4ERR_DELAY (at AT), the later ones OK.
-  void script(int delays, DelayAt at) {
+  // The next DELAYS scripted compounds get STATUS (at AT), the later ones OK.
+  void script(int delays, DelayAt at, uint32_t status = nfsshim::nfs4::NFS4ERR_DELAY) {
     std::lock_guard<std::mutex> g(mu_);
     delays_left_ = delays;
     at_ = at;
+    delay_status_ = status;
     arrivals_.clear();
   }
   std::vector<Clock::time_point> arrivals() {
@@ -417,7 +419,7 @@ class FakeNfs41Server : public RecordServer {
         result(OP_SEQUENCE, NFS4ERR_BADSESSION);
         log_.push_back(entry(OP_SEQUENCE, NFS4ERR_BADSESSION));
       } else if (delay && at == DelayAt::kSequence) {
-        result(OP_SEQUENCE, NFS4ERR_DELAY);
+        result(OP_SEQUENCE, delay_status_);
       } else {
         result(OP_SEQUENCE, NFS4_OK);
         r.fixed_opaque(sid.data(), sid.size());
@@ -430,7 +432,7 @@ class FakeNfs41Server : public RecordServer {
         for (uint32_t i = 1; i < nops && status == NFS4_OK; ++i) {
           if (i > 1 && d.u32(&next) < 0) return false;
           if (next == OP_PUTROOTFH) {
-            result(OP_PUTROOTFH, delay ? NFS4ERR_DELAY : NFS4_OK);
+            result(OP_PUTROOTFH, delay ? delay_status_ : NFS4_OK);
             cur_ = kRootFh;
           } else if (!one_op(next, d, r, result)) {
             return false;
@@ -814,6 +816,7 @@ class FakeNfs41Server : public RecordServer {
   std::mutex mu_;
   int delays_left_ = 0, delays_sent_ = 0;
   DelayAt at_ = DelayAt::kOp;
+  uint32_t delay_status_ = nfsshim::nfs4::NFS4ERR_DELAY;
   std::vector<Clock::time_point> arrivals_;
 
   int epoch_ = 0;

@@ -51,7 +51,7 @@ constexpr Entry kTable[] = {
     E(NFS4ERR_SHARE_DENIED, -EACCES, kNone),
     E(NFS4ERR_WRONGSEC, -EPERM, kNone),
     E(NFS4ERR_CLID_INUSE, -EBUSY, kNone),
-    E(NFS4ERR_RESOURCE, -EAGAIN, kRetryLater),
+    E(NFS4ERR_RESOURCE, -EREMOTEIO, kNone),  // as the kernel (nfs4_map_errors): not retried
     E(NFS4ERR_MOVED, -EREMOTE, kNone),
     E(NFS4ERR_NOFILEHANDLE, -EBADF, kNone),
     E(NFS4ERR_MINOR_VERS_MISMATCH, -EPROTONOSUPPORT, kNone),

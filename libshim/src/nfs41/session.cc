@@ -65,6 +65,7 @@ struct Engine::Step {
   int rc = 0;
   bool delay = false;   // the server said DELAY: pause before the first resend too
   bool waited = false;  // finish() has paused already (GRACE polls at its own pace)
+  uint32_t said = 0;    // with delay: the status that asked for it (for the log)
 };
 
 int options_from_url(const nfs::NfsUrl& u, Options* out, std::string* why) {
@@ -445,12 +446,12 @@ int Engine::begin(const Cred& c, const Build& build, bool cachethis, Attempt* a,
 
 Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
   // What SEQUENCE's errors and the ops' errors both call for: DELAY, a new session, a new
-  // client id. False if REC is none of them.
-  auto shared_recovery = [&](Recovery rec, Step* out) {
-    switch (rec) {
+  // client id. False if STATUS calls for none of them.
+  auto shared_recovery = [&](uint32_t status, Step* out) {
+    switch (nfs4_recovery(status)) {
       case Recovery::kRetryLater:
         delays_.fetch_add(1);
-        *out = {true, 0, true};
+        *out = {true, 0, true, false, status};
         return true;
       case Recovery::kNewSession:
         if (int rc = recover_session(a->session_gen); rc < 0) *out = {false, rc};
@@ -557,9 +558,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
       }
       slot_cv_.notify_one();
     }
-    const Recovery rec = nfs4_recovery(sr.status);
-    if (Step out; shared_recovery(rec, &out)) return out;
-    switch (rec) {
+    if (Step out; shared_recovery(sr.status, &out)) return out;
+    switch (nfs4_recovery(sr.status)) {
       case Recovery::kSlotResync:
         if (slot_retry) return {true, 0};
         SHIM_LOG_WARN("nfs41: SEQUENCE {} on slot {}", nfs4_status_name(sr.status), a->t.slotid);
@@ -592,9 +592,8 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
   }
   uint32_t st = r.status();
   if (st == 0) return {false, 0};
-  const Recovery rec = nfs4_recovery(st);
-  if (Step out; shared_recovery(rec, &out)) return out;
-  switch (rec) {
+  if (Step out; shared_recovery(st, &out)) return out;
+  switch (nfs4_recovery(st)) {
     case Recovery::kWaitGrace:
       // The server restarted and only takes reclaims until its grace period ends: new
       // state (and re-opens whose reclaim was refused) waits the period out.
@@ -629,14 +628,26 @@ int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool ca
   const int64_t t0 = now_ms();
   const int64_t soft_ms = int64_t{o_.timeout_ms} * (o_.retrans + 1);  // soft: the whole budget
   int backoff = 10;
+  bool told = false;
   for (int attempt = 0;; ++attempt) {
     Attempt a;
     if (int rc = begin(c, build, cachethis, &a, true); rc < 0) return rc;
     Step s = finish(&a, decode);
-    if (!s.retry) return s.rc;
+    if (!s.retry) {
+      if (told) SHIM_LOG_WARN("nfs41: server {}:{} answered the call after {} ms", o_.addr, o_.port, now_ms() - t0);
+      return s.rc;
+    }
     // The next attempt is a new request (new slot or seqid): no reply cache covers it.
     if (a.reply_lost && rerun) *rerun = true;
     retries_.fetch_add(1);
+    // A server may ask us to wait (DELAY) for as long as it likes, and a hard mount waits
+    // as the kernel does, but not without a word: once per call past the timeout.
+    if (s.delay && !told && now_ms() - t0 >= o_.timeout_ms) {
+      told = true;
+      SHIM_LOG_WARN("nfs41: server {}:{} has answered {} for {} ms; {}", o_.addr, o_.port,
+                    nfs4_status_name(s.said), now_ms() - t0,
+                    o_.hard ? "still trying (hard mount)" : "EIO at the soft timeout");
+    }
     if (!o_.hard && now_ms() - t0 >= soft_ms) return -EIO;
     // Backoff 10 ms doubling to 1 s. A DELAY is waited on from the first resend (the
     // server asked for it); other retries (new session, re-opened state) go at once the
