@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,67 @@ TEST(StatsFile, PublishedCountersAreTheLiveCountersAndForkGetsItsOwn) {
   ::close(dfd);
 }
 
+// Another user can plant <pid>.stats for future pids in the sticky directory; root's
+// tests cannot make a file they cannot remove, so a non-empty directory of that name
+// stands in (unlinkat fails, O_EXCL says EEXIST). The process publishes under another
+// name, and readers list it once.
+TEST(StatsFile, ANameSomeoneElseHoldsGetsAnUnguessableOne) {
+  std::string why;
+  ASSERT_EQ(publish_counters(StatsKind::preload, make_tmp_dir() + "/run", &why), 0) << why;
+  const std::string path = published_stats_path();
+  const std::string dir = path.substr(0, path.rfind('/'));
+  int to_parent[2], to_child[2];
+  ASSERT_EQ(::pipe(to_parent), 0);
+  ASSERT_EQ(::pipe(to_child), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(to_parent[0]);
+    ::close(to_child[1]);  // the parent's end closing (it failed) lets us go too
+    std::string planted = dir + "/" + std::to_string(::getpid()) + ".stats";
+    if (::mkdir(planted.c_str(), 0755) != 0 || ::mkdir((planted + "/x").c_str(), 0755) != 0) ::_exit(2);
+    std::string got = republish_counters_after_fork() == 0 ? published_stats_path() : "failed";
+    char c;
+    if (::write(to_parent[1], got.data(), got.size()) != static_cast<ssize_t>(got.size())) ::_exit(3);
+    ::close(to_parent[1]);
+    ::_exit(::read(to_child[0], &c, 1) == 1 ? 0 : 4);
+  }
+  ::close(to_parent[1]);
+  ::close(to_child[0]);
+  struct Release {  // the child waits for us until the checks are done, however they end
+    int fd;
+    pid_t pid;
+    ~Release() {
+      char c = 'x';
+      if (::write(fd, &c, 1) != 1) ADD_FAILURE() << "cannot release the child";
+      ::close(fd);
+      int status = 0;
+      EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_EQ(status, 0);
+    }
+  } release{to_child[1], child};
+  char buf[512];
+  ssize_t n = ::read(to_parent[0], buf, sizeof buf);
+  ::close(to_parent[0]);
+  ASSERT_GT(n, 0) << "the child did not publish";
+  std::string got(buf, static_cast<size_t>(n));
+  const std::string prefix = dir + "/" + std::to_string(child) + "-";
+  ASSERT_EQ(got.compare(0, prefix.size(), prefix), 0) << "published as " << got;
+  std::string name = got.substr(dir.size() + 1);
+  EXPECT_TRUE(is_stats_file_name(name.c_str())) << name;
+  auto rows_of = [&](pid_t pid) {
+    size_t rows = 0;
+    for (const auto& s : read_stats_dir(dir)) rows += s.pid == pid;
+    return rows;
+  };
+  EXPECT_EQ(rows_of(child), 1u);
+  // A copy under another valid name (its user may make one) is not a second process.
+  std::ifstream in(got, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_file(dir + "/" + std::to_string(child) + "-0123abcd.stats", bytes.data(), bytes.size());
+  EXPECT_EQ(rows_of(child), 1u) << "process listed twice";
+}
+
 class StatsReader : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -215,6 +277,11 @@ TEST_F(StatsReader, RejectsWhatIsNotAStatsFile) {
   // One name per pid: a leading 0 would list process 12 twice (nfsshim stat, Prometheus).
   EXPECT_FALSE(is_stats_file_name("012.stats"));
   EXPECT_FALSE(is_stats_file_name("0.stats"));
+  EXPECT_TRUE(is_stats_file_name("12-0123abcd.stats"));
+  EXPECT_FALSE(is_stats_file_name("12-0123abc.stats"));
+  EXPECT_FALSE(is_stats_file_name("12-0123ABCD.stats"));
+  EXPECT_FALSE(is_stats_file_name("12-0123abcd0.stats"));
+  EXPECT_FALSE(is_stats_file_name("-0123abcd.stats"));
 }
 
 TEST_F(StatsReader, IgnoresDeadAndRecycledProcesses) {

@@ -55,8 +55,8 @@ struct CounterInfo {
 inline constexpr size_t kCounterCount = sizeof(Counters) / sizeof(std::atomic<uint64_t>);
 extern const CounterInfo kCounterInfo[kCounterCount];
 
-// Creates DIR (mode 1777) if missing, then DIR/<pid>.stats, maps it and makes it the
-// live Counters. 0, or -errno with WHY filled; the private counters stay in use then.
+// Creates DIR (mode 1777) if missing, then DIR/<pid>.stats (DIR/<pid>-<8 random hex>.stats
+// if another user holds that name), maps it and makes it the live Counters. 0, or -errno with WHY filled; the private counters stay in use then.
 // Uses raw syscalls only (safe inside the preload). The file is removed at exit.
 int publish_counters(StatsKind kind, const std::string& dir, std::string* why);
 
@@ -82,10 +82,10 @@ struct StatsSnapshot {
 // other -errno if it cannot be read. PROC is the /proc root (tests point elsewhere).
 int read_stats_file(int dirfd, const char* name, StatsSnapshot* out, const char* proc = "/proc");
 
-// True for names of the form <digits>.stats.
+// True for names of the form <pid>.stats and <pid>-<8 hex>.stats.
 bool is_stats_file_name(const char* name);
 
-// Every live process's counters in DIR, sorted by pid. A missing DIR is empty.
+// Every live process's counters in DIR, sorted by pid, one per pid. A missing DIR is empty.
 std::vector<StatsSnapshot> read_stats_dir(const std::string& dir, const char* proc = "/proc");
 
 }  // namespace nfsshim

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,6 +120,15 @@ int map_file(StatsKind kind, int dirfd, std::string* why) {
   // O_EXCL after that: never write through a name someone else planted.
   sys::unlinkat(dirfd, name, 0);
   sys::Fd fd(sys::openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0644));
+  // Still there: another user's in the sticky directory (planted for future pids, so
+  // that those processes would not publish). A name nobody can guess instead.
+  for (int i = 0; fd.get() == -EEXIST && i < 3; ++i) {
+    uint32_t r = 0;
+    if (::syscall(SYS_getrandom, &r, sizeof r, 0) != static_cast<long>(sizeof r)) break;
+    std::snprintf(name, sizeof name, "%d-%08x.stats", static_cast<int>(pid), r);
+    std::snprintf(g_pub.path, sizeof g_pub.path, "%s/%s", g_pub.dir, name);
+    fd = sys::Fd(sys::openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0644));
+  }
   if (!fd.valid()) return fail(why, "cannot create", g_pub.path, fd.get());
   int rv = raw_fill_zeros(fd.get(), sizeof(StatsLayout));
   if (rv < 0) {
@@ -194,7 +204,13 @@ bool is_stats_file_name(const char* name) {
   if (name[0] < '1' || name[0] > '9') return false;
   const char* p = name;
   while (*p >= '0' && *p <= '9') ++p;
-  return p - name <= 10 && std::strcmp(p, ".stats") == 0;
+  if (p - name > 10) return false;
+  if (*p == '-') {  // <pid>-<8 hex>.stats: map_file's name when <pid>.stats was taken
+    const char* h = ++p;
+    while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')) ++p;
+    if (p - h != 8) return false;
+  }
+  return std::strcmp(p, ".stats") == 0;
 }
 
 // The uid that owns /proc/PID: the process's (effective) user.
@@ -267,6 +283,11 @@ std::vector<StatsSnapshot> read_stats_dir(const std::string& dir, const char* pr
   ::closedir(d);
   std::sort(out.begin(), out.end(),
             [](const StatsSnapshot& a, const StatsSnapshot& b) { return a.pid < b.pid; });
+  // One row per process (a process publishes one file; a copy its user made is not
+  // another process).
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const StatsSnapshot& a, const StatsSnapshot& b) { return a.pid == b.pid; }),
+            out.end());
   return out;
 }
 
