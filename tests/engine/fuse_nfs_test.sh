@@ -157,6 +157,12 @@
 #                              or without first lock/write/F_UNLCK on f1 by the same process,
 #                              by F_SETLK and by F_SETLKW; a write lock through the O_RDONLY
 #                              descriptor is EBADF; with -v41 (server locks; vers=3: the kernel's)
+#   lock-late-release          one process locks through descriptor a, forks (the child keeps
+#                              a open), closes a (its locks go, POSIX), locks again through
+#                              descriptor b of the same file; the child exits, which releases
+#                              a's open: another process must still be refused the range
+#                              before and after that; with -v41 (server locks; vers=3: the
+#                              kernel's)
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -1579,6 +1585,38 @@ PY
   [ $bad = 0 ] || fail "$bad of $n cases of one process with two opens not granted ($engine)"
   grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
   pass "$n cases of one process locking through two opens: granted, EBADF through O_RDONLY ($engine)"
+  ;;
+lock-late-release)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs "&nconnect=1"
+  timeout 60 python3 - "$mnt/f" "$build/tests/engine/lock_probe" > "$work/case.out" 2>&1 <<'PY'
+import fcntl, os, struct, subprocess, sys, time
+path, probe = sys.argv[1:]
+def lk(fd, t):
+    fcntl.fcntl(fd, fcntl.F_SETLK, struct.pack("hhqqi", t, 0, 0, 100, 0))
+def other():  # another process's F_SETLK of [0, 100): "busy" while this one holds it
+    return subprocess.run([probe, "try", path], capture_output=True, text=True).stdout.strip()
+a = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+b = os.open(path, os.O_RDWR)
+lk(a, fcntl.F_WRLCK)
+r, w = os.pipe()
+child = os.fork()
+if child == 0:  # keeps a open until the pipe closes
+    os.close(w); os.read(r, 1); os._exit(0)
+os.close(r)
+os.close(a)  # the process's locks on the file go; a stays open in the child: no RELEASE
+lk(b, fcntl.F_WRLCK)
+before = other()
+os.close(w); os.waitpid(child, 0)  # the child's exit releases a's open
+time.sleep(1)  # the RELEASE is asynchronous
+print(before, other())
+PY
+  out=$(cat "$work/case.out")
+  echo "another process's F_SETLK before and after a's release: $out"
+  [ "$out" = "busy busy" ] || fail "the lock held through b was not kept: $out ($engine)"
+  grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
+  unmount_nfs
+  pass "a lock taken again through a second descriptor outlives the late release of the first ($engine)"
   ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac

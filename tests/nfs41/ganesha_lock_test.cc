@@ -172,6 +172,24 @@ TEST_P(Nfs41Lock, ReleaseLocksThenClose) {
   EXPECT_EQ(e_->lock(c_, fa_, kA, LT::kWrite, 0, 1, 0), -EBADF);
 }
 
+// One owner locks through A, unlocks (close(2) of a descriptor drops a process's locks),
+// then locks again through B; A's CLOSE comes only now (a forked child or a mapping kept
+// it open, or its RELEASE was late). The lock held through B must stay on the server.
+TEST_P(Nfs41Lock, LockThroughBSurvivesTheLateCloseOfA) {
+  ASSERT_EQ(e_->lock(c_, fa_, kA, LT::kWrite, 0, 10, 0), 0);
+  ASSERT_EQ(e_->unlock(c_, fa_, kA, 0, 0), 0);
+  ASSERT_EQ(e_->lock(c_, fb_, kA, LT::kWrite, 0, 10, 0), 0);
+  ASSERT_EQ(e_->close(c_, fa_), 0);
+  fa_.reset();
+  Engine::LockConflict cf;
+  EXPECT_EQ(e_->lock(c_, fb_, kB, LT::kWrite, 5, 1, 0, &cf), -EAGAIN)
+      << "the lock held through B went with A's CLOSE";
+  EXPECT_EQ(cf.owner, kA);
+  EXPECT_EQ(e_->test_lock(c_, fb_, kA, LT::kWrite, 0, 10, &cf), 0);  // its own: no conflict
+  EXPECT_EQ(e_->unlock(c_, fb_, kA, 0, 0), 0);
+  EXPECT_EQ(e_->lock(c_, fb_, kB, LT::kWrite, 5, 1, 0), 0);
+}
+
 // shutdown() with a lock still held: released (LOCKU, FREE_STATEID) before CLOSE, so the
 // teardown succeeds and another client gets the range.
 TEST_P(Nfs41Lock, ShutdownReleasesLocksLeft) {
