@@ -136,6 +136,24 @@ int Engine::lock_state_lost(const Open& f) {
   return rv;
 }
 
+// An owner that holds no range on the file starts a new lock-owner from F when its lock
+// state was made from another Open: that Open's CLOSE frees the state made from it (a
+// server refuses the CLOSE while it holds locks), and may come long after this LOCK (its
+// RELEASE is asynchronous; a forked child or a mapping may keep it open), taking with it
+// a lock the caller still holds by POSIX rules. The old state holds nothing: freed here.
+void Engine::leave_idle_parent(const Cred& c, const Open& f, LockEntry& e) {
+  Stateid4 sid;
+  {
+    std::lock_guard<std::mutex> t(lock_table_mu_);
+    if (!e.have_stateid || !e.held.empty() || e.parent.lock() == f) return;
+    sid = e.stateid;
+    e.have_stateid = false;  // the next LOCK sends open_to_lock_owner4 from F
+  }
+  if (int rv = free_lock_state(c, f, sid); rv < 0)
+    SHIM_LOG_WARN("nfs41: freeing the idle lock state of '{}' made through another open: {}",
+                  log_name(*f), std::strerror(-rv));
+}
+
 int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, uint64_t off,
                  uint64_t len, int wait_ms, LockConflict* conflict,
                  const std::atomic<bool>* cancel) {
@@ -167,6 +185,7 @@ int Engine::lock(const Cred& c, const Open& f, uint64_t owner, LockType type, ui
           e = nullptr;
         }
       }
+      if (e) leave_idle_parent(c, f, *e);
       uint64_t gen = 0;
       bool made_owner = false;  // the last try sent open_to_lock_owner4 from F
       rv = run(c,

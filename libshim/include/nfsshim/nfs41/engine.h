@@ -251,6 +251,9 @@ class Engine {
   // next pass to reclaim again.
   void reclaim_locks(const std::vector<Open>& reclaimed, uint64_t from_gen);
   void settle_locks(uint64_t gen);
+  // E's lock state, if it holds nothing and was made through another Open than F, is
+  // freed: the next LOCK makes a new lock-owner from F. locks_mu_ held.
+  void leave_idle_parent(const Cred& c, const Open& f, LockEntry& e);
   // LOCKU of the whole file on lock stateid SID, then FREE_STATEID.
   int free_lock_state(const Cred& c, const Open& f, const nfs4::Stateid4& sid);
   // engine41_locks_mu_00: before recovery_mu_, opens_mu_ and mu_; held over one lock
