@@ -19,6 +19,8 @@
 // optionally only those with the new client id (after EXCHANGE_ID).
 // mute_at_create_session(): the connection of the next CREATE_SESSION goes silent for good
 // (as mute_next()); new connections are answered.
+// mute_all(): no request gets a reply from now on, on any connection, new ones too (a
+// server gone for good without a reset). set_lease(): the lease_time the root lookup gets.
 //
 // READDIR (of the root), as script_readdir() says: by default a broken server that never
 // says eof, one entry per reply whose cookie is the same every time, up to READDIR_LIMIT
@@ -32,8 +34,8 @@
 // SEQUENCE, CREATE_SESSION with the old client id STALE_CLIENTID, EXCHANGE_ID a new
 // client id; stateids of before are STALE_STATEID. Until the client's RECLAIM_COMPLETE,
 // OPEN CLAIM_PREVIOUS gets the scripted status (a new open stateid if NFS4_OK) and
-// LOCK reclaim is granted; after it both get NO_GRACE. log() lists the stateful ops in
-// the order they came, with what they carried and got, for the test to check.
+// LOCK reclaim is granted; after it both get NO_GRACE. log() lists the stateful ops (and
+// DESTROY_*) in the order they came, with what they carried and got, for the test to check.
 // restart_after(): the server restarts again in the middle of the client's recovery
 // (after an EXCHANGE_ID, or after a granted reclaim); delay_create_sessions(): the next
 // CREATE_SESSIONs get NFS4ERR_DELAY.
@@ -178,6 +180,15 @@ class FakeNfs41Server : public RecordServer {
     std::lock_guard<std::mutex> g(mu_);
     mute_at_cs_ = true;
   }
+  void mute_all() {
+    std::lock_guard<std::mutex> g(mu_);
+    mute_all_ = true;
+  }
+  // Seconds; read by the engine at open (its renewals come after a third of it).
+  void set_lease(uint32_t s) {
+    std::lock_guard<std::mutex> g(mu_);
+    lease_s_ = s;
+  }
   int create_sessions_swallowed() {
     std::lock_guard<std::mutex> g(mu_);
     return cs_swallowed_;
@@ -224,7 +235,7 @@ class FakeNfs41Server : public RecordServer {
     {
       std::lock_guard<std::mutex> g(mu_);  // one compound at a time: the state is simple
       if (std::exchange(mute_next_, false)) muted_.insert(fd);
-      if (muted_.count(fd)) {
+      if (mute_all_ || muted_.count(fd)) {
         ++swallowed_;
         return true;  // no reply, the connection kept
       }
@@ -392,6 +403,7 @@ class FakeNfs41Server : public RecordServer {
       }
     } else if (op == OP_DESTROY_SESSION || op == OP_DESTROY_CLIENTID) {
       result(op, NFS4_OK);
+      log_.push_back(entry(op, NFS4_OK));
     } else if (op == OP_SEQUENCE) {
       std::array<uint8_t, 16> sid{};
       uint32_t seqid, slotid, highest, cachethis;
@@ -510,7 +522,7 @@ class FakeNfs41Server : public RecordServer {
         }
         if (asked.test(FATTR4_LEASE_TIME)) {
           have.set(FATTR4_LEASE_TIME);
-          vals.u32(90);  // lease_time: 90 s (no renewal in the tests)
+          vals.u32(lease_s_);  // 90 s unless set_lease(): no renewal in most tests
         }
         result(OP_GETATTR, NFS4_OK);
         put_bitmap(r, have);
@@ -807,6 +819,8 @@ class FakeNfs41Server : public RecordServer {
   bool no_reply_ = false;  // answer() decided: this request gets no reply
   bool mute_this_ = false;  // answer() decided: nor any other on its connection
   bool mute_at_cs_ = false;
+  bool mute_all_ = false;
+  uint32_t lease_s_ = 90;
   int swallow_cs_ = 0, cs_swallowed_ = 0;
   bool swallow_new_only_ = false;
   std::set<int> muted_;
