@@ -45,6 +45,10 @@ struct RecoveryScope {
 std::atomic<uint64_t> g_instance{0};
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+// Teardown waits this long at most for each reply (and one call of a dead server).
+constexpr int kTeardownTimeoutMs = 5000;
+// How soon a call already waiting sees a shutdown: it waits in slices of this.
+constexpr int64_t kWaitSliceMs = 200;
 }  // namespace
 
 bool recovery_lost() { return tls_recovery_lost; }
@@ -129,6 +133,19 @@ int Engine::open(const Options& o, std::unique_ptr<Engine>* out, std::string* wh
 }
 
 Engine::~Engine() { shutdown(); }
+
+int Engine::timeout_ms() const {
+  return stopping_.load() ? std::min(o_.timeout_ms, kTeardownTimeoutMs) : o_.timeout_ms;
+}
+
+int Engine::wait_reply(Call& c) const {
+  const int64_t t0 = now_ms();
+  for (;;) {
+    const int64_t left = t0 + timeout_ms() - now_ms();
+    if (left <= 0) return -ETIMEDOUT;
+    if (c.wait(static_cast<int>(std::min(left, kWaitSliceMs))) == 0) return 0;
+  }
+}
 
 Cred Engine::default_cred() const {
   Cred c;
@@ -217,7 +234,7 @@ int Engine::bare(size_t conn, const Build& build, const Decode& decode, std::str
     call->xid = comp.xid();
     if (int rc = comp.finish_record(&call->wire); rc < 0) return rc;
     conns_[conn]->submit(call);
-    if (call->wait(std::min(o_.timeout_ms, 10000)) < 0) {
+    if (call->wait(std::min(timeout_ms(), 10000)) < 0) {
       *why = "no reply from the server";
       return -ETIMEDOUT;
     }
@@ -472,9 +489,10 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     slot_cv_.notify_one();
   };
   for (;;) {
-    if (a->call->wait(o_.timeout_ms) < 0) {
+    if (wait_reply(*a->call) < 0) {
       timeouts_.fetch_add(1);
-      if (!o_.hard && ++a->timeouts > o_.retrans) {
+      if (!hard() && ++a->timeouts > retrans()) {
+        not_responding_.store(true);  // for shutdown(): the next call need not wait too
         release_abandon();
         return {false, -EIO};
       }
@@ -495,8 +513,12 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
     }
     if (a->call->err == 0) break;
     a->reply_lost = true;
+    if (a->call->err == -ESHUTDOWN) {  // shutdown() stopped the connections: none to replay on
+      release_abandon();
+      return {false, -EIO};
+    }
     // Connection lost: the same slot and seqid on another (or the reconnected) socket.
-    if (!o_.hard && ++a->timeouts > o_.retrans + 3) {
+    if (!hard() && ++a->timeouts > retrans() + 3) {
       release_abandon();
       return {false, -EIO};
     }
@@ -626,7 +648,9 @@ Engine::Step Engine::finish(Attempt* a, const Decode& decode) {
 int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool cachethis,
                 bool* rerun) {
   const int64_t t0 = now_ms();
-  const int64_t soft_ms = int64_t{o_.timeout_ms} * (o_.retrans + 1);  // soft: the whole budget
+  // Soft: the whole budget is timeout x (retrans + 1); read each time, as shutdown()
+  // makes a hard call soft and shortens its budget.
+  auto soft_left = [&] { return t0 + int64_t{timeout_ms()} * (retrans() + 1) - now_ms(); };
   int backoff = 10;
   bool told = false;
   for (int attempt = 0;; ++attempt) {
@@ -642,22 +666,22 @@ int Engine::run(const Cred& c, const Build& build, const Decode& decode, bool ca
     retries_.fetch_add(1);
     // A server may ask us to wait (DELAY) for as long as it likes, and a hard mount waits
     // as the kernel does, but not without a word: once per call past the timeout.
-    if (s.delay && !told && now_ms() - t0 >= o_.timeout_ms) {
+    if (s.delay && !told && now_ms() - t0 >= timeout_ms()) {
       told = true;
       SHIM_LOG_WARN("nfs41: server {}:{} has answered {} for {} ms; {}", o_.addr, o_.port,
                     nfs4_status_name(s.said), now_ms() - t0,
-                    o_.hard ? "still trying (hard mount)" : "EIO at the soft timeout");
+                    hard() ? "still trying (hard mount)" : "EIO at the soft timeout");
     }
-    if (!o_.hard && now_ms() - t0 >= soft_ms) return -EIO;
+    if (!hard() && soft_left() <= 0) return -EIO;
     // Backoff 10 ms doubling to 1 s. A DELAY is waited on from the first resend (the
     // server asked for it); other retries (new session, re-opened state) go at once the
     // first time.
     if (!s.waited && (attempt > 0 || s.delay)) {
       int64_t pause = backoff;
-      if (!o_.hard) pause = std::min<int64_t>(pause, t0 + soft_ms - now_ms());
+      if (!hard()) pause = std::min<int64_t>(pause, soft_left());
       if (pause > 0) sleep_ms(static_cast<int>(pause));
       backoff = std::min(backoff * 2, 1000);
-      if (!o_.hard && now_ms() - t0 >= soft_ms) return -EIO;
+      if (!hard() && soft_left() <= 0) return -EIO;
     }
   }
 }
@@ -734,7 +758,7 @@ bool Engine::wait_out(int st, int* tries, const std::string& why) {
   // turn it into EAGAIN.
   const bool delay = st == static_cast<int>(NFS4ERR_DELAY);
   if (delay) {
-    if (!o_.hard && *tries > o_.retrans) return false;  // soft: as often as a resend
+    if (!hard() && *tries > retrans()) return false;  // soft: as often as a resend
   } else {
     switch (-st) {
       case ETIMEDOUT: case ECONNREFUSED: case ECONNRESET: case ECONNABORTED: case EPIPE:
@@ -743,12 +767,9 @@ bool Engine::wait_out(int st, int* tries, const std::string& why) {
       default:
         return false;
     }
-    if (!o_.hard) return false;
+    if (!hard()) return false;
   }
-  {
-    std::lock_guard<std::mutex> g(renew_mu_);
-    if (stopping_) return false;  // unmounting: a server that is away must not hold it up
-  }
+  if (stopping_.load()) return false;  // unmounting: a server that is away must not hold it up
   // No reply: the connection may be dead without a reset (as in finish()); a new one.
   if (st == -ETIMEDOUT) conns_[0]->drop();
   if ((*tries)++ % 10 == 0) {
@@ -794,11 +815,8 @@ int Engine::new_client_locked() {
     // The server restarted again before the recovery ended. A hard mount keeps going (the
     // call that ran into it may be a write-behind WRITE whose data is nowhere else); a soft
     // one within its budget.
-    if (!o_.hard && now_ms() - t0 >= soft_ms) break;
-    {
-      std::lock_guard<std::mutex> g(renew_mu_);
-      if (stopping_) break;  // unmounting
-    }
+    if (!hard() && now_ms() - t0 >= soft_ms) break;
+    if (stopping_.load()) break;  // unmounting
     SHIM_LOG_WARN("nfs41: server {}:{} lost the new client id during recovery (restarted "
                   "again?): starting over (pass {})", o_.addr, o_.port, pass + 1);
     sleep_ms(std::min(10 << std::min(pass - 1, 7), 1000));
@@ -883,54 +901,64 @@ int Engine::shutdown() {
     std::lock_guard<std::mutex> g(renew_mu_);
     if (shut_down_) return 0;
     shut_down_ = true;
-    stopping_ = true;
+    stopping_.store(true);  // calls soft and short from now on, those waiting too
   }
   renew_cv_.notify_all();
-  if (renewer_.joinable()) renewer_.join();
+  if (renewer_.joinable()) renewer_.join();  // its renewal ends within timeout_ms()
   bool have;
   {
     std::lock_guard<std::mutex> g(mu_);
     have = have_session_;
   }
   int first = 0;
-  if (have && !conns_.empty()) {
-    o_.hard = false;  // teardown never hangs on a dead server
-    o_.timeout_ms = std::min(o_.timeout_ms, 5000);
-    std::vector<Open> left;
-    {
-      std::lock_guard<std::mutex> g(opens_mu_);
-      left.assign(open_files_.begin(), open_files_.end());
-    }
-    for (auto& f : left) {
-      release_locks(f->cred_, f);  // CLOSE fails with NFS4ERR_LOCKS_HELD otherwise
-      int rv = close(f->cred_, f);
-      if (rv != 0 && first == 0) first = rv;
-    }
-    std::string why;
-    SessionId sid;
-    uint64_t cid;
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      sid = sessionid_;
-      cid = clientid_;
-    }
-    uint32_t st;
-    int rv = bare(0, [&](Compound& c) { return encode_destroy_session(c, sid); },
-                  [&](ReplyReader& r) { return decode_status_only(r, OP_DESTROY_SESSION, &st); },
-                  &why);
-    if (rv != 0) {
-      SHIM_LOG_WARN("nfs41: DESTROY_SESSION: {}", why);
-      if (first == 0) first = rv < 0 ? rv : nfs4_errno(static_cast<uint32_t>(rv));
-    }
-    rv = bare(0, [&](Compound& c) { return encode_destroy_clientid(c, cid); },
-              [&](ReplyReader& r) { return decode_status_only(r, OP_DESTROY_CLIENTID, &st); },
-              &why);
-    if (rv != 0) {
-      SHIM_LOG_WARN("nfs41: DESTROY_CLIENTID: {}", why);
-      if (first == 0) first = rv < 0 ? rv : nfs4_errno(static_cast<uint32_t>(rv));
-    }
-  }
+  if (have && !conns_.empty()) first = release_server_state();
   for (auto& c : conns_) c->stop();
+  return first;
+}
+
+int Engine::release_server_state() {
+  int first = 0;
+  auto note = [&](int rv) {
+    if (rv != 0 && first == 0) first = rv < 0 ? rv : nfs4_errno(static_cast<uint32_t>(rv));
+  };
+  // The last call got no reply (the renewal's, a CLOSE's): the server is gone, and each
+  // call left would wait a timeout for nothing. It drops our state when the lease ends.
+  auto gone = [&] {
+    if (!not_responding_.load()) return false;
+    note(-ETIMEDOUT);
+    return true;
+  };
+  if (gone()) return first;
+  std::vector<Open> left;
+  {
+    std::lock_guard<std::mutex> g(opens_mu_);
+    left.assign(open_files_.begin(), open_files_.end());
+  }
+  for (auto& f : left) {
+    release_locks(f->cred_, f);  // CLOSE fails with NFS4ERR_LOCKS_HELD otherwise
+    if (!gone()) note(close(f->cred_, f));
+    if (gone()) return first;
+  }
+  std::string why;
+  SessionId sid;
+  uint64_t cid;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    sid = sessionid_;
+    cid = clientid_;
+  }
+  uint32_t st;
+  int rv = bare(0, [&](Compound& c) { return encode_destroy_session(c, sid); },
+                [&](ReplyReader& r) { return decode_status_only(r, OP_DESTROY_SESSION, &st); },
+                &why);
+  if (rv != 0) SHIM_LOG_WARN("nfs41: DESTROY_SESSION: {}", why);
+  note(rv);
+  if (rv == -ETIMEDOUT) return first;  // no reply (bare() leaves not_responding_ alone)
+  rv = bare(0, [&](Compound& c) { return encode_destroy_clientid(c, cid); },
+            [&](ReplyReader& r) { return decode_status_only(r, OP_DESTROY_CLIENTID, &st); },
+            &why);
+  if (rv != 0) SHIM_LOG_WARN("nfs41: DESTROY_CLIENTID: {}", why);
+  note(rv);
   return first;
 }
 

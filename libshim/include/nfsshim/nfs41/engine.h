@@ -102,7 +102,10 @@ class Engine {
   static int open(const Options& o, std::unique_ptr<Engine>* out, std::string* why);
   ~Engine();  // shutdown() if not done yet
   // CLOSE of what is still open, DESTROY_SESSION, DESTROY_CLIENTID, connections closed.
-  // 0, or the first error (-errno). Only the destructor may follow.
+  // 0, or the first error (-errno). Only the destructor may follow. Bounded on a dead
+  // server: from its start every call (the renewal's, other threads' in flight) is soft
+  // and ends at its next timeout (at most 5 s); after one that got no reply the rest are
+  // not sent (-ETIMEDOUT).
   int shutdown();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -322,6 +325,18 @@ class Engine {
   // is logged and keeps its dead stateid: its own I/O fails, not the recovering call.
   void reopen(const std::vector<Open>& files);
   void renew_main();
+  // shutdown()'s calls: CLOSE of what is open, DESTROY_SESSION, DESTROY_CLIENTID; none
+  // after one that got no reply. 0 or the first error.
+  int release_server_state();
+  // What calls go by: o_'s, until shutdown() sets stopping_; from then on every call,
+  // those already waiting too, is soft, tried once, for at most kTeardownTimeoutMs, so
+  // that teardown never hangs on a dead server. o_ itself is never written after start().
+  bool hard() const { return o_.hard && !stopping_.load(); }
+  int retrans() const { return stopping_.load() ? 0 : o_.retrans; }
+  int timeout_ms() const;
+  // 0 once C is done; -ETIMEDOUT after timeout_ms() (read again every slice: a shutdown
+  // shortens the wait of a call already waiting).
+  int wait_reply(Call& c) const;
 
   int getattr4(const Cred& c, const Fh& fh, const nfs4::Bitmap4& want, nfs4::Fattr4* out);
   Open new_open_file(const Cred& c, uint32_t access);
@@ -381,7 +396,8 @@ class Engine {
   std::thread renewer_;
   std::mutex renew_mu_;  // after recovery_mu_ (wait_out), before mu_ (renew_main); never held across a call
   std::condition_variable renew_cv_;
-  bool stopping_ = false;
+  // Set under renew_mu_ (for renew_cv_); read without it by calls on any thread.
+  std::atomic<bool> stopping_{false};
   bool shut_down_ = false;
 
   std::atomic<uint64_t> calls_{0}, retries_{0}, delays_{0}, replays_{0}, timeouts_{0},
