@@ -163,6 +163,10 @@
 #                              a's open: another process must still be refused the range
 #                              before and after that; with -v41 (server locks; vers=3: the
 #                              kernel's)
+#   term-dead-server-v41       the server dies for good (kill -9) under a hard mount while it
+#                              is idle; once the lease renewal waits for its reply (timeo=10:
+#                              "not responding" after 1 s), SIGTERM ends the daemon within 10 s
+#                              (its teardown hung on the renewer's endless retries before)
 # Stops everything it started (trap), by PID.
 set -uo pipefail
 build=$1 mode=$2 port=$3 mnt_port=$4
@@ -1617,6 +1621,27 @@ PY
   grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
   unmount_nfs
   pass "a lock taken again through a second descriptor outlives the late release of the first ($engine)"
+  ;;
+term-dead-server)
+  [ "$vers" = 4.1 ] || fail "term-dead-server is for vers=4.1 (the v4.1 engine's lease renewal)"
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs "&timeo=10"
+  ls "$mnt" > /dev/null || fail "ls of the mount"
+  ganesha_crash "$work/state"
+  # ganesha's lease is 60 s: the renewal is due after 20 s idle, then times out after 1 s.
+  for _ in $(seq 400); do grep -q "not responding" "$work/shim.log" && break; sleep 0.1; done
+  grep -q "not responding" "$work/shim.log" || fail "no call waited for the dead server: the case is not made"
+  kill -TERM "$shim_pid"
+  start=$SECONDS
+  for _ in $(seq 100); do kill -0 "$shim_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$shim_pid" 2>/dev/null; then
+    fusermount3 -u -z "$mnt"; kill -9 "$shim_pid"; wait "$shim_pid" 2>/dev/null; shim_pid=
+    fail "the daemon still runs 10 s after SIGTERM, its server dead ($engine)"
+  fi
+  wait "$shim_pid" || fail "daemon exit status $? after SIGTERM"
+  shim_pid=
+  grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
+  pass "SIGTERM with the server dead: the daemon ended after $((SECONDS - start)) s ($engine)"
   ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
