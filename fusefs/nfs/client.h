@@ -93,6 +93,8 @@ class Client {
                     nfs::Fh* out, nfs::Attr* attr) = 0;
   virtual int symlink(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name,
                       const std::string& target, nfs::Fh* out, nfs::Attr* attr) = 0;
+  // ACCESS: the bits of WANT (ACCESS3_* = ACCESS4_*) the server grants C on FH.
+  virtual int access(const nfs::Cred& c, const nfs::Fh& fh, uint32_t want, uint32_t* granted) = 0;
   virtual int link(const nfs::Cred& c, const nfs::Fh& fh, const nfs::Fh& dir, const std::string& name) = 0;
   virtual int remove(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) = 0;
   virtual int rmdir(const nfs::Cred& c, const nfs::Fh& dir, const std::string& name) = 0;

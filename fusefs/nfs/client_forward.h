@@ -36,6 +36,9 @@ class ForwardingClient : public Client {
               nfs::Fh* out, nfs::Attr* attr) override {
     return e_->symlink(c, dir, name, target, out, attr);
   }
+  int access(const nfs::Cred& c, const nfs::Fh& fh, uint32_t want, uint32_t* granted) override {
+    return e_->access(c, fh, want, granted);
+  }
   int link(const nfs::Cred& c, const nfs::Fh& fh, const nfs::Fh& dir, const std::string& name) override {
     return e_->link(c, fh, dir, name);
   }

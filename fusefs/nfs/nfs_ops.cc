@@ -434,24 +434,31 @@ int bury_held(NfsFs& fs, const nfs::Fh& dir, const std::string& name, const nfs:
 }
 
 // Unlink by C of DIR/NAME: if the file is held open through the mount, the name moves into
-// the graveyard (bury_held, as the mount). Where the mount's identity may not do that (the
-// server refuses: root_squash makes the daemon the anonymous uid, which cannot write C's
-// 0755 directory), a hard link into the graveyard (as the mount) and then C's own REMOVE of
-// the name, which the server judges as without the mount. 1 done (the name is gone), 0 not
-// held (the caller REMOVEs), -errno. *R keeps the file's removal guard.
+// the graveyard (bury_held, as the mount). The server does not judge that RENAME as C, so
+// it is asked first whether C may remove names in DIR (ACCESS DELETE): its ACLs, and modes
+// newer than the kernel's cached ones (default_permissions), may forbid C what the mount
+// may do. Where it says no, or the mount may not move the name (root_squash makes the
+// daemon the anonymous uid, which cannot write C's 0755 directory): a hard link into the
+// graveyard (as the mount) and then C's own REMOVE of the name, which the server judges
+// as without the mount. 1 done (the name is gone), 0 not held (the caller REMOVEs),
+// -errno. *R keeps the file's removal guard.
 int unlink_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r) {
   nfs::Fh fh;
   nfs::Attr a;
   int rv = removal_target(fs, c, dir, name, r, &fh, &a);
   if (rv <= 0) return rv;
-  rv = bury_held(fs, dir, name, a, r);
+  if (!held_open(r->node, a)) return 0;
+  constexpr uint32_t kAccessDelete = 0x10;  // ACCESS3_DELETE, ACCESS4_DELETE
+  uint32_t granted = 0;
+  const bool may = fs.client->access(c, dir, kAccessDelete, &granted) == 0 && (granted & kAccessDelete);
+  rv = may ? bury_held(fs, dir, name, a, r) : -EACCES;  // not granted: C's REMOVE decides
   if (rv != -EACCES && rv != -EPERM) return rv;
   const int moved = rv;
   std::string entry;
   rv = bury_link(fs, fh, &entry);
   if (rv < 0) return moved;  // the plain call's REMOVE would not help the holders: as before
   static std::atomic<bool> told{false};
-  if (!told.exchange(true))
+  if (may && !told.exchange(true))
     SHIM_LOG_INFO("unlink of a file held open: the server refused the mount's RENAME into the graveyard "
                   "({}; root_squash?): linked there instead, and the name removed as the caller (logged once)",
                   std::strerror(-moved));

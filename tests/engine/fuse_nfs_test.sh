@@ -163,6 +163,10 @@
 #                              a's open: another process must still be refused the range
 #                              before and after that; with -v41 (server locks; vers=3: the
 #                              kernel's)
+#   held-unlink-perm           uid 65534 unlinks its own files in a directory the kernel cached
+#                              as 0777 (attr_timeout=30) that is root's 0755 on the export now:
+#                              a plain file and one it holds open both fail EACCES (the server
+#                              judges both), the holder reads on, both names stay
 #   term-dead-server-v41       the server dies for good (kill -9) under a hard mount while it
 #                              is idle; once the lease renewal waits for its reply (timeo=10:
 #                              "not responding" after 1 s), SIGTERM ends the daemon within 10 s
@@ -1621,6 +1625,41 @@ PY
   grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
   unmount_nfs
   pass "a lock taken again through a second descriptor outlives the late release of the first ($engine)"
+  ;;
+held-unlink-perm)
+  # The server judges an unlink of a held file as it judges a plain one: the kernel checks
+  # only the modes it cached (default_permissions; 30 s here), the server its own, newer ones
+  # (or ACLs).
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mkdir "$work/export/d" && chmod 0777 "$work/export/d"
+  for f in held plain; do echo secret > "$work/export/d/$f"; chown 65534 "$work/export/d/$f"; done
+  chmod 755 "$work"  # the mount point is reached by uid 65534
+  shim_opts="attr_timeout=30,entry_timeout=30" mount_nfs "&nconnect=1"
+  ls -l "$mnt/d" > /dev/null || fail "ls of the mount"
+  chmod 0755 "$work/export/d"  # root's directory now: the server refuses uid 65534's removes
+  setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 - "$mnt/d" > "$work/case.out" 2>&1 <<'PY'
+import errno, os, sys
+d = sys.argv[1]
+def unlink(name):
+    try:
+        os.unlink(os.path.join(d, name))
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+fd = os.open(os.path.join(d, "held"), os.O_RDONLY)
+print(unlink("plain"), unlink("held"), os.pread(fd, 6, 0).decode())
+os.close(fd)
+PY
+  out=$(cat "$work/case.out")
+  echo "uid 65534's unlink of a plain file, of a held file, the holder's read: $out"
+  [ "$out" = "EACCES EACCES secret" ] || fail "the held file's unlink is not judged as the plain one's: $out ($engine)"
+  sleep 0.2  # the RELEASE comes after close(2) returns
+  unmount_nfs
+  [ "$(ls "$work/export/d" | tr '\n' ' ')" = "held plain " ] || fail "names on the export: $(ls "$work/export/d")"
+  left=$(ls -A "$work/export/.graveyard.nfsshim/u$(id -u)" 2>/dev/null)
+  [ -z "$left" ] || fail "graveyard not empty: $left"
+  grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
+  pass "an unlink of a held file the server forbids fails EACCES, as the plain one ($engine)"
   ;;
 term-dead-server)
   [ "$vers" = 4.1 ] || fail "term-dead-server is for vers=4.1 (the v4.1 engine's lease renewal)"
