@@ -88,7 +88,19 @@ struct NfsFs {
   std::unique_ptr<nfs::UnstableLimit> unstable;
   std::unique_ptr<NodeTable> nodes;
   std::string graveyard_name;  // in the export root
-  nfs::Fh graveyard;           // .../u<uid>
+  // .../u<uid>. Made again when found removed (an operator's rm -rf on the export) by a
+  // bury (regrave, nfs_graveyard.cc), so every thread reads it through graveyard_fh().
+  nfs::Fh graveyard_fh() const {
+    std::lock_guard<std::mutex> g(graveyard_mu);
+    return graveyard_;
+  }
+  void set_graveyard(const nfs::Fh& fh) {
+    std::lock_guard<std::mutex> g(graveyard_mu);
+    graveyard_ = fh;
+  }
+  mutable std::mutex graveyard_mu;  // graveyard_mu_3: graveyard_ only, taken under no call
+  nfs::Fh graveyard_;  // through the two above
+  std::mutex regrave_mu;  // one re-making at a time; held over its NFS calls
   int64_t foreign_max_age_s = 7 * 24 * 3600;  // nfsshim.conf foreign_max_age: reaping at start
   std::mutex bury_mu;          // bury_mu_2: sequence numbers
   uint64_t bury_seq = 0;

@@ -58,9 +58,9 @@ int check_user_dir(Client& e, const nfs::Cred& c, const nfs::Fh& top, const std:
   return 0;
 }
 
-}  // namespace
-
-int open_graveyard(NfsFs& fs, std::string* why) {
+// Finds or makes the graveyard's u<uid> level (*OUT, its attributes *UA) and checks that it
+// is ours alone: at mount, and again when it was removed under the mount (regrave).
+int find_graveyard(NfsFs& fs, nfs::Fh* out, nfs::Attr* ua, std::string* why) {
   Client& e = *fs.client;
   nfs::Cred c = e.default_cred();
   nfs::Fh top;
@@ -70,14 +70,25 @@ int open_graveyard(NfsFs& fs, std::string* why) {
     return rv;
   }
   const std::string user_dir = fs.graveyard_name + "/u" + std::to_string(c.uid);
-  nfs::Attr ua;
-  rv = lookup_or_mkdir(e, c, top, "u" + std::to_string(c.uid), 0700, &fs.graveyard, &ua);
+  rv = lookup_or_mkdir(e, c, top, "u" + std::to_string(c.uid), 0700, out, ua);
   if (rv < 0) {
     *why = "graveyard '" + user_dir + "': " + std::strerror(-rv);
     return rv;
   }
-  rv = check_user_dir(e, c, top, user_dir, ua, why);
+  return check_user_dir(e, c, top, user_dir, *ua, why);
+}
+
+}  // namespace
+
+int open_graveyard(NfsFs& fs, std::string* why) {
+  Client& e = *fs.client;
+  nfs::Cred c = e.default_cred();
+  const std::string user_dir = fs.graveyard_name + "/u" + std::to_string(c.uid);
+  nfs::Fh gy;
+  nfs::Attr ua;
+  int rv = find_graveyard(fs, &gy, &ua, why);
   if (rv < 0) return rv;
+  fs.set_graveyard(gy);
   // Owned by another uid than ours and still accepted: the server maps us to it (the probe
   // in check_user_dir), under root_squash to its anonymous uid. Every principal it maps
   // there (other clients' squashed root, all_squash users, nobody) is then the owner too.
@@ -91,7 +102,7 @@ int open_graveyard(NfsFs& fs, std::string* why) {
                   user_dir, ua.uid, c.uid, ua.uid);
   // Reap what owners that are gone left behind (a daemon killed with -9, a reboot).
   std::vector<nfs::DirEntry> ents;
-  rv = e.readdirplus(c, fs.graveyard, &ents);
+  rv = e.readdirplus(c, gy, &ents);
   if (rv < 0) {
     *why = std::string("listing the graveyard: ") + std::strerror(-rv);
     return rv;
@@ -120,7 +131,7 @@ int open_graveyard(NfsFs& fs, std::string* why) {
     // foreign age. Our own entries are 'n'.
     if (rd.action == ReapAction::remove && d.name.rfind("b~", 0) == 0 && age < fs.foreign_max_age_s)
       rd.action = ReapAction::keep;
-    if (rd.action == ReapAction::remove && e.remove(c, fs.graveyard, d.name) == 0) {
+    if (rd.action == ReapAction::remove && e.remove(c, gy, d.name) == 0) {
       ++removed;
     } else {
       ++kept;
@@ -144,13 +155,47 @@ std::string fresh_entry(NfsFs& fs) {
   return en.format();
 }
 
+// After RV (ESTALE or ENOENT) from a call into graveyard USED: if the graveyard was removed
+// on the export (an operator's rm -rf) while we are mounted, finds or makes it again, with
+// the checks of the mount, into fs.graveyard (*NOW). True if *NOW is another graveyard than
+// USED (made again here or by a racing bury): the call is worth one more try.
+bool regrave(NfsFs& fs, const nfs::Fh& used, int rv, nfs::Fh* now) {
+  if (rv != -ESTALE && rv != -ENOENT) return false;  // ENOENT: also the source name gone
+  std::lock_guard<std::mutex> g(fs.regrave_mu);
+  *now = fs.graveyard_fh();
+  if (!(*now == used)) return true;  // another thread made it again meanwhile
+  nfs::Fh fh;
+  nfs::Attr ua;
+  std::string why;
+  int frv = find_graveyard(fs, &fh, &ua, &why);
+  // A server's cache may still give the removed top level's handle once (ganesha's does,
+  // until a call on it fails): then it looks again.
+  if (frv == -ESTALE) frv = find_graveyard(fs, &fh, &ua, &why);
+  if (frv < 0) {
+    SHIM_LOG_WARN("graveyard {}: {} from a call into it, and it cannot be made again: {}", fs.graveyard_name,
+                  std::strerror(-rv), why);
+    return false;
+  }
+  if (fh == used) return false;  // the graveyard is there: RV was about something else
+  fs.set_graveyard(fh);
+  *now = fh;
+  SHIM_LOG_WARN("graveyard {}/u{} on the export was removed under the mount ({} from a call into it): made "
+                "again; files buried there before are gone for their holders",
+                fs.graveyard_name, fs.client->default_cred().uid, std::strerror(-rv));
+  return true;
+}
+
 }  // namespace
 
 // Moves DIR/NAME into the graveyard under a fresh entry name.
 int bury(NfsFs& fs, const nfs::Fh& dir, const std::string& name, std::string* entry) {
   *entry = fresh_entry(fs);
   Client& e = *fs.client;
-  return e.rename(e.default_cred(), dir, name, fs.graveyard, *entry);
+  const nfs::Cred c = e.default_cred();
+  nfs::Fh gy = fs.graveyard_fh();
+  int rv = e.rename(c, dir, name, gy, *entry);
+  if (rv < 0 && regrave(fs, gy, rv, &gy)) rv = e.rename(c, dir, name, gy, *entry);
+  return rv;
 }
 
 // Adds a graveyard entry for FILE by a hard link (the file keeps its name).
@@ -158,12 +203,14 @@ int bury_link(NfsFs& fs, const nfs::Fh& file, std::string* entry) {
   *entry = fresh_entry(fs);
   Client& e = *fs.client;
   const nfs::Cred c = e.default_cred();
-  int rv = e.link(c, file, fs.graveyard, *entry);
+  nfs::Fh gy = fs.graveyard_fh();
+  int rv = e.link(c, file, gy, *entry);
+  if (rv < 0 && regrave(fs, gy, rv, &gy)) rv = e.link(c, file, gy, *entry);
   if (rv == -EEXIST) {
     // LINK is not idempotent: re-sent after a lost connection, one that was done answers
     // EEXIST. The name is ours alone; it counts as done if it is this file.
     nfs::Fh got;
-    if (e.lookup(c, fs.graveyard, *entry, &got, nullptr) == 0 && got.data == file.data) rv = 0;
+    if (e.lookup(c, gy, *entry, &got, nullptr) == 0 && got.data == file.data) rv = 0;
   }
   return rv;
 }

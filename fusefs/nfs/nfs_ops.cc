@@ -90,8 +90,13 @@ std::string entry_done_locked(Node& n) {
 }
 
 void remove_entry(NfsFs& fs, const Node& n, const std::string& entry) {
-  int rv = fs.client->remove(fs.client->default_cred(), fs.graveyard, entry);
-  if (rv < 0) SHIM_LOG_WARN("[ino {}] removing graveyard entry {}: {}", n.ino, entry, std::strerror(-rv));
+  int rv = fs.client->remove(fs.client->default_cred(), fs.graveyard_fh(), entry);
+  // Gone with a graveyard removed on the export (made again since, or not yet): nothing left.
+  if (rv == -ENOENT || rv == -ESTALE)
+    SHIM_LOG_INFO("[ino {}] graveyard entry {} already gone ({}): was the graveyard removed?", n.ino, entry,
+                  std::strerror(-rv));
+  else if (rv < 0)
+    SHIM_LOG_WARN("[ino {}] removing graveyard entry {}: {}", n.ino, entry, std::strerror(-rv));
 }
 
 // The kernel drops COUNT lookups of INO: at the last one a graveyard entry kept for it goes

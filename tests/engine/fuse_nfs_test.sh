@@ -74,6 +74,12 @@
 #                              until foreign_max_age; one of this boot whose owner's pid is
 #                              gone is reaped at once; with foreign_max_age = 0 in the
 #                              settings file the other boot's goes too; with -v41
+#   graveyard-removed          the graveyard removed on the export under the mount (rm -rf,
+#                              with a held file buried there; then its u<uid> level): the next unlink and
+#                              the next rename over a held file make it again (checked as at
+#                              mount, one warning each), the holders read on, the entries go at
+#                              the last close, the old entry's REMOVE finds nothing and says so
+#                              (before 2026-12-06 both failed with ESTALE until a remount); with -v41
 #   splice-writes              WRITE data through a pipe (write_buf, FUSE_CAP_SPLICE_READ) where
 #                              a pipe holds the largest request: every path of op_write_buf
 #                              lands the right bytes on the export; controls -o nosplice and a
@@ -1279,6 +1285,67 @@ graveyard-reap)
   unmount_nfs
   echo "ok: foreign_max_age = 0: the entries of another boot and of a kernel mount are reaped"
   pass "graveyard reaping at mount follows classify_entry ($engine)"
+  ;;
+graveyard-removed)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs ""
+  g=$work/export/.graveyard.nfsshim
+  u=$g/u$(id -u)
+  [ -d "$u" ] || fail "no graveyard on the export"
+  head -c 100000 /dev/urandom > "$work/data"
+  for f in old a b; do cp "$work/data" "$mnt/$f" || fail "write $f"; done
+  echo new > "$mnt/t"
+  made_again() { grep -c "was removed under the mount .*made again" "$work/shim.log"; }
+  # The graveyard removed on the export while the mount is up (an operator's rm -rf), first
+  # with an entry in it (OLD, held), then empty: each next unlink or rename over a held file
+  # must make it again (one warning each) and keep the file for its holder.
+  python3 - "$mnt" "$u" "$g" "$work/data" "$work/shim.log" <<'PY' || fail "after the graveyard was removed ($engine)"
+import os, shutil, sys, time
+mnt, u, g, want, log = sys.argv[1], sys.argv[2], sys.argv[3], open(sys.argv[4], "rb").read(), sys.argv[5]
+def warnings():
+    return sum("made again" in l for l in open(log))
+def read_all(fd):
+    return os.pread(fd, len(want) + 1, 0)
+old = os.open(f"{mnt}/old", os.O_RDONLY)
+os.unlink(f"{mnt}/old")
+assert len(os.listdir(u)) == 1, f"the held OLD is not buried: {os.listdir(u)}"
+shutil.rmtree(g)
+a = os.open(f"{mnt}/a", os.O_RDONLY)
+try:
+    os.unlink(f"{mnt}/a")
+except OSError as e:
+    sys.exit(f"unlink of a held file after the graveyard was removed: {e}")
+assert not os.path.exists(f"{mnt}/a"), "the unlinked name is still there"
+assert os.path.isdir(u), "the graveyard was not made again"
+assert len(os.listdir(u)) == 1, f"the held A is not in the new graveyard: {os.listdir(u)}"
+assert read_all(a) == want, "the holder of A reads other bytes"
+assert ".graveyard.nfsshim" not in os.listdir(mnt), "the new graveyard shows in the mount's listing"
+assert warnings() == 1, f"{warnings()} warnings after the first re-making, not 1"
+os.close(old)  # its entry went with the old graveyard: its REMOVE finds nothing
+os.close(a)
+time.sleep(0.5)  # the RELEASE comes after close(2) returns
+assert os.listdir(u) == [], f"graveyard not empty after the last close: {os.listdir(u)}"
+print("ok: unlink of a held file: graveyard made again, the holder read on, the entry gone at close")
+shutil.rmtree(u)  # again, its u<uid> level only, now for a rename over a held file (a LINK)
+b = os.open(f"{mnt}/b", os.O_RDONLY)
+try:
+    os.rename(f"{mnt}/t", f"{mnt}/b")
+except OSError as e:
+    sys.exit(f"rename over a held target after the graveyard was removed: {e}")
+assert open(f"{mnt}/b", "rb").read() == b"new\n", "the renamed file is not at the target name"
+assert len(os.listdir(u)) == 1, f"the held target is not in the new graveyard: {os.listdir(u)}"
+assert read_all(b) == want, "the holder of the replaced target reads other bytes"
+assert warnings() == 2, f"{warnings()} warnings after the second re-making, not 2"
+os.close(b)
+time.sleep(0.5)
+assert os.listdir(u) == [], f"graveyard not empty after the last close: {os.listdir(u)}"
+print("ok: rename over a held file: graveyard made again, the holder read on, the entry gone at close")
+PY
+  unmount_nfs
+  grep -q "graveyard entry .* already gone" "$work/shim.log" || fail "the old entry's REMOVE was not logged"
+  [ "$(stat -c '%u %a' "$u")" = "$(id -u) 700" ] || fail "the graveyard made again is $(stat -c '%u %a' "$u")"
+  echo "ok: $(grep -m1 'made again' "$work/shim.log" | sed 's/.*warning: //')"
+  pass "a graveyard removed under the mount is made again at the next unlink or rename over ($engine)"
   ;;
 splice-writes)
   # libfuse splices a request into a pipe only if one holds the largest (1 MiB max_write: a
