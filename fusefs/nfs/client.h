@@ -115,11 +115,12 @@ int open_client(const nfs::NfsUrl& url, std::unique_ptr<Client>* out, std::strin
 int open_client_v3(const nfs::NfsUrl& url, std::unique_ptr<Client>* out, std::string* why);
 int open_client_v41(const nfs::NfsUrl& url, std::unique_ptr<Client>* out, std::string* why);
 
-// Whether removing the last name of a file that is open through the mount must move it
-// into the graveyard (rather than a plain REMOVE): a regular file with one link, opened by
-// us and not buried yet, unless the server itself keeps it for our opens.
-inline bool must_bury(bool regular, uint32_t nlink, int nopen, bool buried, bool server_keeps) {
-  return regular && nlink <= 1 && nopen > 0 && !buried && !server_keeps;
+// Whether removing a name of a file that is open through the mount must move it into the
+// graveyard (rather than a plain REMOVE): a regular file opened by us and not buried yet,
+// unless the server itself keeps it for our opens. Whatever its link count, as the kernel
+// client's silly rename: another client may remove the other names next.
+inline bool must_bury(bool regular, int nopen, bool buried, bool server_keeps) {
+  return regular && nopen > 0 && !buried && !server_keeps;
 }
 
 }  // namespace nfsshim::fuse::nfsfs

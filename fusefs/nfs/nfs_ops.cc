@@ -368,7 +368,7 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* n
   reply_entry(req, point, rv, n->fh, a);
 }
 
-// True if removing N's last name (attributes A) must keep the data for holders through the
+// True if removing a name of N (attributes A) must keep the data for holders through the
 // mount: bury it instead (client.h's must_bury).
 bool held_open(const std::shared_ptr<Node>& n, const nfs::Attr& a) {
   std::shared_ptr<FileIo> io;
@@ -382,7 +382,7 @@ bool held_open(const std::shared_ptr<Node>& n, const nfs::Attr& a) {
   }
   const bool keeps = io && io->server_keeps_unlinked();
   if (keeps && nopen > 0) SHIM_LOG_DEBUG("[ino {}] server preserves it while open: plain remove", n->ino);
-  return must_bury(S_ISREG(a.st_mode()), a.nlink, nopen, buried, keeps);
+  return must_bury(S_ISREG(a.st_mode()), nopen, buried, keeps);
 }
 
 // The file a removing call (unlink, rename over) is about to take a name from, with its
@@ -423,7 +423,7 @@ int removal_target(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std:
   return 1;
 }
 
-// The target of *R (DIR/NAME, attributes A) is about to lose its last name: if it is held
+// The target of *R (DIR/NAME, attributes A) is about to lose a name: if it is held
 // open, moves it into the graveyard. 1 buried, 0 not held, -errno.
 int bury_held(NfsFs& fs, const nfs::Fh& dir, const std::string& name, const nfs::Attr& a, Removal* r) {
   if (!held_open(r->node, a)) return 0;
@@ -484,7 +484,8 @@ int unlink_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::st
   return 1;
 }
 
-// Before a RENAME over DIR/NAME. A regular file with no other name that the kernel knows
+// Before a RENAME over DIR/NAME. A regular file with no other name that the kernel knows,
+// or one with others held open through the mount,
 // gets a graveyard entry by a hard link first, so that it outlives the RENAME while it may
 // still be opened: by its holders, and by opens whose path walk found it before the rename
 // (the kernel does not order those with our RENAME: each got ESTALE, and a second one after
@@ -502,7 +503,11 @@ int keep_target(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::st
     std::lock_guard<std::mutex> g(r->node->mu);
     known = (r->node->nlookup > 0 || r->node->nopen > 0) && r->node->buried.empty();
   }
-  if (!S_ISREG(a.st_mode()) || a.nlink > 1 || !known) return 0;  // the RENAME takes no one's file
+  if (!S_ISREG(a.st_mode()) || !known) return 0;  // the RENAME takes no one's file
+  // With other names it stays on the server, reached through them, but is kept for its
+  // holders all the same: another client may remove those names next (must_bury).
+  const bool other_names = a.nlink > 1;
+  if (other_names && !held_open(r->node, a)) return 0;
   std::string entry;
   rv = bury_link(fs, fh, &entry);
   if (rv < 0) {
@@ -517,7 +522,8 @@ int keep_target(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::st
   {
     std::lock_guard<std::mutex> g(r->node->mu);
     r->node->buried = entry;
-    r->node->keep_while_known = true;
+    // The kernel knows the file by its other names too: the entry would outlive them all.
+    r->node->keep_while_known = !other_names;
   }
   r->kept = entry;
   r->guard.unlock();  // an open of it may count itself during the RENAME: the file stays

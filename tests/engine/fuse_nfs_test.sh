@@ -80,6 +80,12 @@
 #                              mount, one warning each), the holders read on, the entries go at
 #                              the last close, the old entry's REMOVE finds nothing and says so
 #                              (before 2026-12-06 both failed with ESTALE until a remount); with -v41
+#   held-hardlink              a held file with two names: unlink of one through the mount, or a
+#                              rename over it, buries it (the graveyard has an entry while held),
+#                              another client removing the other name does not take it from the
+#                              holder, the entry goes at the last close and the other name, if
+#                              left, keeps the data (before 2026-12-06 such a file was not
+#                              buried: a plain REMOVE); with -v41
 #   splice-writes              WRITE data through a pipe (write_buf, FUSE_CAP_SPLICE_READ) where
 #                              a pipe holds the largest request: every path of op_write_buf
 #                              lands the right bytes on the export; controls -o nosplice and a
@@ -1346,6 +1352,45 @@ PY
   [ "$(stat -c '%u %a' "$u")" = "$(id -u) 700" ] || fail "the graveyard made again is $(stat -c '%u %a' "$u")"
   echo "ok: $(grep -m1 'made again' "$work/shim.log" | sed 's/.*warning: //')"
   pass "a graveyard removed under the mount is made again at the next unlink or rename over ($engine)"
+  ;;
+held-hardlink)
+  ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
+  mount_nfs ""
+  u=$work/export/.graveyard.nfsshim/u$(id -u)
+  head -c 100000 /dev/urandom > "$work/data"
+  for f in x p; do cp "$work/data" "$mnt/$f" || fail "write $f"; done
+  ln "$mnt/x" "$mnt/y" && ln "$mnt/p" "$mnt/q" || fail "ln through the mount"
+  echo new > "$mnt/t"
+  # A held file with two names loses one through the mount: it is buried all the same, so
+  # another client removing the other name (Y, on the export) does not take it from the
+  # holder; the same for a rename over a held file with another name (P; Q stays).
+  python3 - "$mnt" "$u" "$work/export" "$work/data" <<'PY' || fail "held file with two names ($engine)"
+import os, sys, time
+mnt, u, exp, want = sys.argv[1], sys.argv[2], sys.argv[3], open(sys.argv[4], "rb").read()
+x = os.open(f"{mnt}/x", os.O_RDONLY)
+os.unlink(f"{mnt}/x")
+assert not os.path.exists(f"{mnt}/x"), "the unlinked name is still there"
+assert len(os.listdir(u)) == 1, f"the held file with another name is not in the graveyard: {os.listdir(u)}"
+os.unlink(f"{exp}/y")  # another client removes the other name
+assert os.pread(x, len(want) + 1, 0) == want, "the holder reads other bytes"
+os.close(x)
+time.sleep(0.5)  # the RELEASE comes after close(2) returns
+assert os.listdir(u) == [], f"graveyard not empty after the last close: {os.listdir(u)}"
+print("ok: unlink of one name of a held file with two: buried, the holder read on after the other went")
+p = os.open(f"{mnt}/p", os.O_RDONLY)
+os.rename(f"{mnt}/t", f"{mnt}/p")
+assert len(os.listdir(u)) == 1, f"the held target with another name is not in the graveyard: {os.listdir(u)}"
+assert os.pread(p, len(want) + 1, 0) == want, "the holder of the replaced target reads other bytes"
+os.close(p)
+time.sleep(0.5)
+assert os.listdir(u) == [], f"graveyard not empty after the last close: {os.listdir(u)}"
+assert open(f"{exp}/q", "rb").read() == want, "the other name lost its data"
+assert open(f"{mnt}/q", "rb").read() == want, "the other name lost its data (through the mount)"
+assert os.stat(f"{exp}/q").st_nlink == 1, f"the other name has {os.stat(f'{exp}/q').st_nlink} links, not 1"
+print("ok: rename over a held file with two names: buried, gone at close, the other name keeps the data")
+PY
+  unmount_nfs
+  pass "a held file with two names is buried at unlink and rename over ($engine)"
   ;;
 splice-writes)
   # libfuse splices a request into a pipe only if one holds the largest (1 MiB max_write: a
