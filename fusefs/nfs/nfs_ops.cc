@@ -438,29 +438,47 @@ int bury_held(NfsFs& fs, const nfs::Fh& dir, const std::string& name, const nfs:
   return 1;
 }
 
+// True if the server says C may remove names in DIR (ACCESS DELETE), in a directory without
+// the sticky bit: ACCESS names no file, so it cannot judge the sticky rule (only the file's
+// or the directory's owner may remove it). Fresh attributes, not the kernel's cache.
+bool may_remove_in(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir) {
+  constexpr uint32_t kAccessDelete = 0x10;  // ACCESS3_DELETE, ACCESS4_DELETE
+  nfs::Attr d;
+  if (fs.client->getattr(c, dir, &d) != 0 || (d.mode & S_ISVTX)) return false;
+  uint32_t granted = 0;
+  return fs.client->access(c, dir, kAccessDelete, &granted) == 0 && (granted & kAccessDelete);
+}
+
 // Unlink by C of DIR/NAME: if the file is held open through the mount, the name moves into
 // the graveyard (bury_held, as the mount). The server does not judge that RENAME as C, so
-// it is asked first whether C may remove names in DIR (ACCESS DELETE): its ACLs, and modes
+// it is asked first whether C may remove the name (may_remove_in): its ACLs, and modes
 // newer than the kernel's cached ones (default_permissions), may forbid C what the mount
 // may do. Where it says no, or the mount may not move the name (root_squash makes the
 // daemon the anonymous uid, which cannot write C's 0755 directory): a hard link into the
 // graveyard (as the mount) and then C's own REMOVE of the name, which the server judges
-// as without the mount. 1 done (the name is gone), 0 not held (the caller REMOVEs),
-// -errno. *R keeps the file's removal guard.
+// as without the mount. 1 done (the name is gone), 0 not held or kept by its other names
+// (the caller REMOVEs), -errno. *R keeps the file's removal guard.
 int unlink_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::string& name, Removal* r) {
   nfs::Fh fh;
   nfs::Attr a;
   int rv = removal_target(fs, c, dir, name, r, &fh, &a);
   if (rv <= 0) return rv;
   if (!held_open(r->node, a)) return 0;
-  constexpr uint32_t kAccessDelete = 0x10;  // ACCESS3_DELETE, ACCESS4_DELETE
-  uint32_t granted = 0;
-  const bool may = fs.client->access(c, dir, kAccessDelete, &granted) == 0 && (granted & kAccessDelete);
+  const bool may = may_remove_in(fs, c, dir);
   rv = may ? bury_held(fs, dir, name, a, r) : -EACCES;  // not granted: C's REMOVE decides
   if (rv != -EACCES && rv != -EPERM) return rv;
   const int moved = rv;
   std::string entry;
   rv = bury_link(fs, fh, &entry);
+  if (rv < 0 && a.nlink > 1) {
+    // Neither way into the graveyard: the file's other names keep it on the server (the
+    // rule before must_bury counted no links), and C's plain REMOVE is judged as C.
+    static std::atomic<bool> told_kept{false};
+    if (!told_kept.exchange(true))
+      SHIM_LOG_WARN("unlink of a held file with other names: the graveyard refused it ({}): a plain "
+                    "remove, the other names keep it (logged once)", std::strerror(-rv));
+    return 0;
+  }
   if (rv < 0) return moved;  // the plain call's REMOVE would not help the holders: as before
   static std::atomic<bool> told{false};
   if (may && !told.exchange(true))
@@ -517,7 +535,7 @@ int keep_target(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::st
                     "open are moved there instead, others are replaced at once (logged once)",
                     std::strerror(-rv));
     rv = bury_held(fs, dir, name, a, r);
-    return rv < 0 ? rv : 0;
+    return rv < 0 && !other_names ? rv : 0;  // other names keep it: the RENAME may replace it
   }
   {
     std::lock_guard<std::mutex> g(r->node->mu);

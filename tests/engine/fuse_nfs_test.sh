@@ -57,7 +57,9 @@
 #                              the graveyard is empty after the close (the server refuses
 #                              the daemon's RENAME into the graveyard: it links the file
 #                              there and the user's REMOVE takes the name);
-#                              another user's unlink there is refused; with -v41
+#                              another user's unlink there is refused; a held file with a
+#                              second name, the graveyard made 0500: a plain unlink, the
+#                              other name keeps the data; with -v41
 #   two-writers                two descriptors write one file; the first (whose open the
 #                              engine's writes use: the oldest) closes while the second
 #                              writes: no write, fsync or close fails (v4.1: a WRITE with the
@@ -178,7 +180,8 @@
 #   held-unlink-perm           uid 65534 unlinks its own files in a directory the kernel cached
 #                              as 0777 (attr_timeout=30) that is root's 0755 on the export now:
 #                              a plain file and one it holds open both fail EACCES (the server
-#                              judges both), the holder reads on, both names stay
+#                              judges both), the holder reads on, both names stay; and root's
+#                              files in a directory made sticky (1777): the same errno for both
 #   term-dead-server-v41       the server dies for good (kill -9) under a hard mount while it
 #                              is idle; once the lease renewal waits for its reply (timeo=10:
 #                              "not responding" after 1 s), SIGTERM ends the daemon within 10 s
@@ -1144,7 +1147,27 @@ PY
   left=$(ls -A "$work/export/.graveyard.nfsshim/u$(id -u)")
   [ -z "$left" ] || fail "graveyard not empty: $left"
   [ -z "$(ls -A "$work/export/kafka")" ] || fail "left in the user's directory: $(ls -A "$work/export/kafka")"
-  pass "unlink of a held file by its owner under root_squash; another user refused ($engine)"
+  # A held file with a second name, and a graveyard the mount may not write (0500 on the
+  # export; ganesha lets the anonymous uid LINK even a 0600 file, so this stands in for a
+  # server that refuses the LINK, as Linux's fs.protected_hardlinks does): the other name
+  # keeps the file, and the owner's plain unlink must succeed (it gave EACCES once every
+  # held file was buried, whatever its link count).
+  echo two > "$work/export/kafka/two" && ln "$work/export/kafka/two" "$work/export/kafka/two.b"
+  chown 1000:1000 "$work/export/kafka/two" && chmod 0644 "$work/export/kafka/two"
+  chmod 0500 "$work/export/.graveyard.nfsshim/u$(id -u)"
+  mount_nfs "&nconnect=2"
+  as_user /usr/bin/python3 - "$mnt/kafka/two" <<'PY' || fail "unlink of a held file with two names under root_squash (vers=$vers)"
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.unlink(sys.argv[1])
+assert os.pread(fd, 3, 0) == b"two", "the holder lost the data"
+os.close(fd)
+PY
+  sleep 0.2
+  unmount_nfs
+  [ "$(ls "$work/export/kafka" | tr '\n' ' ')" = "two.b " ] || fail "names left: $(ls "$work/export/kafka")"
+  grep -q "a plain remove, the other names keep it" "$work/shim.log" || fail "the graveyard was not refused: the case is not made"
+  pass "unlink of a held file by its owner under root_squash (one name, two names); another user refused ($engine)"
   ;;
 two-writers)
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
@@ -1743,13 +1766,16 @@ held-unlink-perm)
   # only the modes it cached (default_permissions; 30 s here), the server its own, newer ones
   # (or ACLs).
   ganesha_start "$work/state" "$work/export" "$port" "$mnt_port" VFS || fail "ganesha"
-  mkdir "$work/export/d" && chmod 0777 "$work/export/d"
+  mkdir "$work/export/d" "$work/export/s" && chmod 0777 "$work/export/d" "$work/export/s"
   for f in held plain; do echo secret > "$work/export/d/$f"; chown 65534 "$work/export/d/$f"; done
+  for f in held plain; do echo secret > "$work/export/s/$f"; done  # root's, in s
   chmod 755 "$work"  # the mount point is reached by uid 65534
   shim_opts="attr_timeout=30,entry_timeout=30" mount_nfs "&nconnect=1"
-  ls -l "$mnt/d" > /dev/null || fail "ls of the mount"
+  ls -l "$mnt/d" "$mnt/s" > /dev/null || fail "ls of the mount"
   chmod 0755 "$work/export/d"  # root's directory now: the server refuses uid 65534's removes
-  setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 - "$mnt/d" > "$work/case.out" 2>&1 <<'PY'
+  chmod 1777 "$work/export/s"  # sticky now: only the owner (root) may remove root's files
+  cases() {  # DIR: uid 65534's unlink of plain, of held (open), the holder's read
+    setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 - "$1" <<'PY'
 import errno, os, sys
 d = sys.argv[1]
 def unlink(name):
@@ -1762,12 +1788,19 @@ fd = os.open(os.path.join(d, "held"), os.O_RDONLY)
 print(unlink("plain"), unlink("held"), os.pread(fd, 6, 0).decode())
 os.close(fd)
 PY
-  out=$(cat "$work/case.out")
+  }
+  out=$(cases "$mnt/d" 2>&1)
   echo "uid 65534's unlink of a plain file, of a held file, the holder's read: $out"
   [ "$out" = "EACCES EACCES secret" ] || fail "the held file's unlink is not judged as the plain one's: $out ($engine)"
+  out=$(cases "$mnt/s" 2>&1)
+  echo "the same in a directory made sticky: $out"
+  set -- $out
+  [ "$1" != ok ] && [ "$2" = "$1" ] && [ "$3" = secret ] ||
+    fail "in a sticky directory the held file's unlink is not judged as the plain one's: $out ($engine)"
   sleep 0.2  # the RELEASE comes after close(2) returns
   unmount_nfs
   [ "$(ls "$work/export/d" | tr '\n' ' ')" = "held plain " ] || fail "names on the export: $(ls "$work/export/d")"
+  [ "$(ls "$work/export/s" | tr '\n' ' ')" = "held plain " ] || fail "names on the export: $(ls "$work/export/s")"
   left=$(ls -A "$work/export/.graveyard.nfsshim/u$(id -u)" 2>/dev/null)
   [ -z "$left" ] || fail "graveyard not empty: $left"
   grep -q "$engine" "$work/shim.log" || fail "not served by the $engine"
