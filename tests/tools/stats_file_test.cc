@@ -176,7 +176,10 @@ TEST(StatsFile, ANameSomeoneElseHoldsGetsAnUnguessableOne) {
     ::close(to_child[1]);  // the parent's end closing (it failed) lets us go too
     std::string planted = dir + "/" + std::to_string(::getpid()) + ".stats";
     if (::mkdir(planted.c_str(), 0755) != 0 || ::mkdir((planted + "/x").c_str(), 0755) != 0) ::_exit(2);
+    std::string first = republish_counters_after_fork() == 0 ? published_stats_path() : "failed";
+    // As a new image after exec (no atexit ran): publishing again must not leave the first.
     std::string got = republish_counters_after_fork() == 0 ? published_stats_path() : "failed";
+    if (first == got || ::access(first.c_str(), F_OK) == 0) got = "the file before 'exec' stayed: " + first;
     char c;
     if (::write(to_parent[1], got.data(), got.size()) != static_cast<ssize_t>(got.size())) ::_exit(3);
     ::close(to_parent[1]);

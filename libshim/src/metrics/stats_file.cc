@@ -1,7 +1,9 @@
 #include "nfsshim/stats_file.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -108,7 +110,27 @@ int fail(std::string* why, const char* what, const char* where, int rv) {
   return rv;
 }
 
-// Creates DIRFD/<pid>.stats, maps it and switches the live counters to it.
+// Removes this process's own <pid>-<hex>.stats files (same owner, pid and start time): one
+// published by its image before an exec, which no atexit removed and which readers would
+// take for the live one. Only the second form: <pid>.stats map_file replaces anyway.
+void remove_own_fallbacks(int dirfd, pid_t pid, uint64_t start) {
+  char prefix[16];
+  int plen = std::snprintf(prefix, sizeof prefix, "%d-", static_cast<int>(pid));
+  sys::Fd d(sys::openat(dirfd, ".", O_RDONLY | O_DIRECTORY));  // its own offset
+  if (!d.valid()) return;
+  sys::for_each_name(d.get(), [&](const char* name) {
+    if (std::strncmp(name, prefix, plen) != 0 || !is_stats_file_name(name)) return true;
+    sys::Fd fd(sys::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+    struct stat st;
+    StatsHeader h;
+    if (fd.valid() && sys::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+        ::pread(fd.get(), &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) && h.pid == pid && h.start == start)
+      sys::unlinkat(dirfd, name, 0);
+    return true;
+  });
+}
+
+// Creates DIRFD/<pid>.stats, or a fallback name, maps it and switches the live counters to it.
 int map_file(StatsKind kind, int dirfd, std::string* why) {
   pid_t pid = raw_getpid();
   uint64_t start = process_start_time(pid);
@@ -122,6 +144,7 @@ int map_file(StatsKind kind, int dirfd, std::string* why) {
   sys::Fd fd(sys::openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0644));
   // Still there: another user's in the sticky directory (planted for future pids, so
   // that those processes would not publish). A name nobody can guess instead.
+  if (fd.get() == -EEXIST) remove_own_fallbacks(dirfd, pid, start);
   for (int i = 0; fd.get() == -EEXIST && i < 3; ++i) {
     uint32_t r = 0;
     if (::syscall(SYS_getrandom, &r, sizeof r, 0) != static_cast<long>(sizeof r)) break;
