@@ -179,8 +179,12 @@ bool regrave(NfsFs& fs, const nfs::Fh& used, int rv, nfs::Fh* now) {
   if (fh == used) return false;  // the graveyard is there: RV was about something else
   fs.set_graveyard(fh);
   *now = fh;
-  SHIM_LOG_WARN("graveyard {}/u{} on the export was removed under the mount ({} from a call into it): made "
-                "again; files buried there before are gone for their holders",
+  // Found under a new handle: made again here, or the same directory whose handle changed
+  // (a server whose handles do not survive its restart); only in the first case were the
+  // entries of before lost.
+  SHIM_LOG_WARN("graveyard {}/u{} on the export has a new handle ({} from a call into it): it was removed "
+                "under the mount and is made again (files buried there before are gone for their holders), "
+                "or the server changed its handle",
                 fs.graveyard_name, fs.client->default_cred().uid, std::strerror(-rv));
   return true;
 }
