@@ -438,20 +438,24 @@ int bury_held(NfsFs& fs, const nfs::Fh& dir, const std::string& name, const nfs:
   return 1;
 }
 
-// True if the server says C may remove names in DIR (ACCESS DELETE), in a directory without
-// the sticky bit: ACCESS names no file, so it cannot judge the sticky rule (only the file's
-// or the directory's owner may remove it). Fresh attributes, not the kernel's cache.
-bool may_remove_in(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir) {
+// 0 if the server says C may remove FILE's name (attributes A) from DIR: ACCESS DELETE on
+// DIR, from fresh attributes, not the kernel's cache. ACCESS names no file, so it cannot
+// judge a sticky directory's rule (only the file's or the directory's owner may remove):
+// there the owners are compared here, and a caller who is neither (root included: squashed
+// or not, the server decides) gets -EPERM, as from a refused plain REMOVE; the caller's own
+// REMOVE then decides. Else -EACCES.
+int may_remove(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const nfs::Attr& a) {
   constexpr uint32_t kAccessDelete = 0x10;  // ACCESS3_DELETE, ACCESS4_DELETE
   nfs::Attr d;
-  if (fs.client->getattr(c, dir, &d) != 0 || (d.mode & S_ISVTX)) return false;
+  if (fs.client->getattr(c, dir, &d) != 0) return -EACCES;
+  if ((d.mode & S_ISVTX) && c.uid != a.uid && c.uid != d.uid) return -EPERM;  // root: C's REMOVE
   uint32_t granted = 0;
-  return fs.client->access(c, dir, kAccessDelete, &granted) == 0 && (granted & kAccessDelete);
+  return fs.client->access(c, dir, kAccessDelete, &granted) == 0 && (granted & kAccessDelete) ? 0 : -EACCES;
 }
 
 // Unlink by C of DIR/NAME: if the file is held open through the mount, the name moves into
 // the graveyard (bury_held, as the mount). The server does not judge that RENAME as C, so
-// it is asked first whether C may remove the name (may_remove_in): its ACLs, and modes
+// it is asked first whether C may remove the name (may_remove): its ACLs, and modes
 // newer than the kernel's cached ones (default_permissions), may forbid C what the mount
 // may do. Where it says no, or the mount may not move the name (root_squash makes the
 // daemon the anonymous uid, which cannot write C's 0755 directory): a hard link into the
@@ -464,8 +468,9 @@ int unlink_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::st
   int rv = removal_target(fs, c, dir, name, r, &fh, &a);
   if (rv <= 0) return rv;
   if (!held_open(r->node, a)) return 0;
-  const bool may = may_remove_in(fs, c, dir);
-  rv = may ? bury_held(fs, dir, name, a, r) : -EACCES;  // not granted: C's REMOVE decides
+  const int allowed = may_remove(fs, c, dir, a);
+  const bool may = allowed == 0;
+  rv = may ? bury_held(fs, dir, name, a, r) : allowed;  // not granted: C's REMOVE decides
   if (rv != -EACCES && rv != -EPERM) return rv;
   const int moved = rv;
   std::string entry;
@@ -475,8 +480,8 @@ int unlink_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::st
     // rule before must_bury counted no links), and C's plain REMOVE is judged as C.
     static std::atomic<bool> told_kept{false};
     if (!told_kept.exchange(true))
-      SHIM_LOG_WARN("unlink of a held file with other names: the graveyard refused it ({}): a plain "
-                    "remove, the other names keep it (logged once)", std::strerror(-rv));
+      SHIM_LOG_WARN("unlink of a held file with other names: it could not go into the graveyard ({}): a "
+                    "plain remove, the other names keep it (logged once)", std::strerror(-rv));
     return 0;
   }
   if (rv < 0) return moved;  // the plain call's REMOVE would not help the holders: as before

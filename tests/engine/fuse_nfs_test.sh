@@ -181,7 +181,8 @@
 #                              as 0777 (attr_timeout=30) that is root's 0755 on the export now:
 #                              a plain file and one it holds open both fail EACCES (the server
 #                              judges both), the holder reads on, both names stay; and root's
-#                              files in a directory made sticky (1777): the same errno for both
+#                              files in a directory made sticky (1777): the same errno for both;
+#                              its own held file there: unlinked, the holder reads on
 #   term-dead-server-v41       the server dies for good (kill -9) under a hard mount while it
 #                              is idle; once the lease renewal waits for its reply (timeo=10:
 #                              "not responding" after 1 s), SIGTERM ends the daemon within 10 s
@@ -1166,7 +1167,7 @@ PY
   sleep 0.2
   unmount_nfs
   [ "$(ls "$work/export/kafka" | tr '\n' ' ')" = "two.b " ] || fail "names left: $(ls "$work/export/kafka")"
-  grep -q "a plain remove, the other names keep it" "$work/shim.log" || fail "the graveyard was not refused: the case is not made"
+  grep -q "plain remove, the other names keep it" "$work/shim.log" || fail "the graveyard was not refused: the case is not made"
   pass "unlink of a held file by its owner under root_squash (one name, two names); another user refused ($engine)"
   ;;
 two-writers)
@@ -1769,6 +1770,7 @@ held-unlink-perm)
   mkdir "$work/export/d" "$work/export/s" && chmod 0777 "$work/export/d" "$work/export/s"
   for f in held plain; do echo secret > "$work/export/d/$f"; chown 65534 "$work/export/d/$f"; done
   for f in held plain; do echo secret > "$work/export/s/$f"; done  # root's, in s
+  echo secret > "$work/export/s/mine" && chown 65534 "$work/export/s/mine"
   chmod 755 "$work"  # the mount point is reached by uid 65534
   shim_opts="attr_timeout=30,entry_timeout=30" mount_nfs "&nconnect=1"
   ls -l "$mnt/d" "$mnt/s" > /dev/null || fail "ls of the mount"
@@ -1797,6 +1799,16 @@ PY
   set -- $out
   [ "$1" != ok ] && [ "$2" = "$1" ] && [ "$3" = secret ] ||
     fail "in a sticky directory the held file's unlink is not judged as the plain one's: $out ($engine)"
+  # Its own file there: the unlink works and the holder reads on.
+  setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 - "$mnt/s/mine" <<'PY' ||
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.unlink(sys.argv[1])
+assert not os.path.exists(sys.argv[1]), "the name is still there"
+assert os.pread(fd, 6, 0) == b"secret", "the holder lost the data"
+os.close(fd)
+PY
+    fail "uid 65534's unlink of its own held file in the sticky directory ($engine)"
   sleep 0.2  # the RELEASE comes after close(2) returns
   unmount_nfs
   [ "$(ls "$work/export/d" | tr '\n' ' ')" = "held plain " ] || fail "names on the export: $(ls "$work/export/d")"
