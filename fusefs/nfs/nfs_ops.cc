@@ -508,11 +508,11 @@ int unlink_held(NfsFs& fs, const nfs::Cred& c, const nfs::Fh& dir, const std::st
 }
 
 // Before a RENAME over DIR/NAME. A regular file with no other name that the kernel knows,
-// or one with others held open through the mount,
-// gets a graveyard entry by a hard link first, so that it outlives the RENAME while it may
-// still be opened: by its holders, and by opens whose path walk found it before the rename
-// (the kernel does not order those with our RENAME: each got ESTALE, and a second one after
-// the kernel's single retry reached the application). The rename stays atomic (the name
+// or one with other names that is held open through the mount, gets a graveyard entry by
+// a hard link first, so that it outlives the RENAME while it may still be opened: by its
+// holders, and by opens whose path walk found it before the rename (the kernel does not
+// order those with our RENAME: each got ESTALE, and a second one after the kernel's single
+// retry reached the application). The rename stays atomic (the name
 // is never missing). The entry goes at the last release or forget (entry_done_locked); the
 // guard is let go during the RENAME. If the server refuses the LINK, a held file is buried
 // by a rename instead. 0 or -errno.
